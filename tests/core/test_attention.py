@@ -160,8 +160,42 @@ def test_scores_outside_the_exp_range_take_the_exact_path(case, monkeypatch):
     small = tuple(t.detach()[:1, :1].clone().requires_grad_() for t in (q, k, v))
     assert gradcheck(lambda q, k, v: sdpa(q, k, v, attn_mask=ember.tensor(bias)), small)
     calls.clear()
-    sdpa(*(t.detach() / 40.0 for t in (q, k, v)))
+    sdpa(*(t.detach() / 40.0 for t in (q, k, v)), attn_mask=ember.tensor(np.zeros((5, 6))))
     assert len(calls) == 1  # in range: one pass
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("scale", [1.0, 40.0])
+def test_float32_causal_and_unmasked_scores_in_one_native_pass(causal, scale, monkeypatch):
+    """float32 scores with no mask or the causal one go through kernels.c's one pass
+    (``_native_exp``: exp, the causal columns zeroed, row sums) with no mask added; scores
+    past its range (``scale`` 40) still take the exact path. Values and gradients as the
+    float64 reference, L > S and L < S both (the causal mask is top-left aligned)."""
+    from ember.ops import attention
+
+    native = []
+    real = attention._native_exp
+    monkeypatch.setattr(attention, "_native_exp",
+                        lambda e, c: native.append((c, e.dtype.name)) or real(e, c))
+    for L, S in ((7, 5), (5, 9)):
+        q = _rand(2, 3, L, 4, seed=11) * scale
+        k, v = _rand(2, 3, S, 4, seed=12), _rand(2, 3, S, 4, seed=13)
+        q32, k32, v32 = (t.float().requires_grad_() for t in (q, k, v))
+        out = sdpa(q32, k32, v32, is_causal=causal)
+        gy = _rand(*out.shape, seed=14).float()
+        out.backward(gy)
+        q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+        mask = np.tril(np.ones((L, S), bool)) if causal else None
+        ref = sdpa(q64, k64, v64, attn_mask=None if mask is None else ember.tensor(mask))
+        ref.backward(gy.double())
+        np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-4,
+                                   atol=1e-5)
+        for a, b in ((q32, q64), (k32, k64), (v32, v64)):
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-3, atol=1e-4)
+    from ember import _native
+
+    if _native.kernel("ember_attention_exp_f32") is not None:
+        assert [c for c, dtype in native if dtype == "float32"] == [causal] * 2
 
 
 def test_float_mask_with_a_fully_masked_row():

@@ -550,6 +550,33 @@ void ember_layer_norm_backward_f32(const float *restrict g, const float *restric
     }
 }
 
+/* Attention's softmax parts, in place over `rows` score rows of n (row stride n), in
+ * groups of `length` rows: e = exp(s) and its row sum into z (float sums), the
+ * max not subtracted (the caller checks the sums' range and redoes a batch the safe way).
+ * With `causal`, row i of a group keeps columns 0..i (PyTorch's top-left aligned mask): the
+ * rest are written 0 and never read, so the caller need not add a mask or compute the scores
+ * there. One pass per row, in cache, where NumPy made three over the scores (mask, exp,
+ * sum) and exponentiated the masked half. The exp is GELU's (Estrin's scheme) and keeps its
+ * results normal (a score under -87 gives ~1.6e-38, not 0: nothing beside a row's sum of at
+ * least e^-40, below which the caller redoes the row the exact way anyway). */
+WIDE void ember_attention_exp_f32(float *s, float *restrict z, idx rows, idx n, idx length,
+                                  int causal) {
+    for (idx r = 0; r < rows; r++) {
+        float *sr = s + r * n;
+        idx keep = causal ? r % length + 1 : n;
+        keep = keep < n ? keep : n;
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (idx j = 0; j < keep; j++) {
+            float v = exp_normal_with(sr[j], 1);
+            sr[j] = v;
+            sum += v;
+        }
+        for (idx j = keep; j < n; j++) sr[j] = 0.0f;
+        z[r] = sum;
+    }
+}
+
 /* Softmax over `rows` contiguous rows of n: y = exp(x - max) / sum(exp(x - max)). With
  * `log`, y = (x - max) - log(sum) instead, exp(x - max) into e and the sums into z (both
  * kept for the backward; NULL when not wanted). A row holding NaN or +inf, or only -inf,

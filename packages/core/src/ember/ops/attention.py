@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .. import _dtype, _sdp
+from .. import _dtype, _native, _sdp
 from .._device import check_same_device, xp_of
 from .._dtype import scalar_type_name
 from .._parallel import parallel_for
@@ -209,7 +209,10 @@ def _matmul(a, b, xp, out=None):
 
 
 def _scores(q, kt, add, xp, out=None):
-    s = _matmul(q, kt, xp, out)
+    return _add_mask(_matmul(q, kt, xp, out), add)
+
+
+def _add_mask(s, add):
     if add is not None:
         if s.shape == np.broadcast_shapes(s.shape, add.shape):
             s += add
@@ -222,15 +225,30 @@ def _row_sums(e, xp):
     return xp.einsum("...j->...", e)[..., None]  # one pass; ``e.sum(-1)`` loops per row
 
 
-def _softmax_parts(q, kt, add, xp, out=None):
+def _softmax_parts(q, kt, add, xp, out=None, causal=False):
     """``(e, r)``: the softmax of the scores is ``e * r``, ``r`` the reciprocal row sums (0
     for fully masked rows); ``e`` in ``out`` when given (a NumPy array of its shape). See the
     module's docstring for why the max is subtracted only when the plain exponential leaves
-    the safe range."""
-    e = _scores(q, kt, add, xp, out)
-    with np.errstate(over="ignore", invalid="ignore"):
-        xp.exp(e, out=e)
-        z = _row_sums(e, xp)
+    the safe range. ``causal``: ``add`` is the causal mask, which float32 scores on the CPU
+    take in ``_native_exp``'s one pass instead."""
+    z = None
+    if causal and xp is np and _causal_native(q, kt):  # only the causal blocks' scores
+        if out is None:
+            out = np.empty(np.broadcast_shapes(q.shape[:-2], kt.shape[:-2])
+                           + (q.shape[-2], kt.shape[-1]), q.dtype)
+        e = _causal_product(q, kt, out)
+        z = _native_exp(e, causal)
+    elif causal or add is None:
+        e = _matmul(q, kt, xp, out)
+        z = _native_exp(e, causal)
+        if z is None:
+            e = _add_mask(e, add)
+    else:
+        e = _scores(q, kt, add, xp, out)
+    if z is None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            xp.exp(e, out=e)
+            z = _row_sums(e, xp)
     lo, hi = _SUM_RANGE
     if lo <= z.min() and z.max() <= hi:  # NaN fails both
         return e, 1.0 / z
@@ -244,6 +262,54 @@ def _softmax_parts(q, kt, add, xp, out=None):
         r = 1.0 / z
     r[z == 0] = 0.0
     return s, r
+
+
+#: rows of a causal product's blocks: rows r0:r1 of the scores need keys 0:r1 only, and the
+#: weights of those rows are 0 past them (GPT's 128 x 128 heads: 37.5% of both products
+#: skipped)
+_CAUSAL_ROWS = 32
+
+
+def _causal_native(q, kt) -> bool:
+    """Whether float32 causal scores of these operands go by blocks (``_causal_product``)
+    through ``_native_exp`` (which writes the zeros past each row's keys)."""
+    return q.dtype == np.float32 and kt.dtype == np.float32 and \
+        q.shape[-2] > _CAUSAL_ROWS and _native.kernel("ember_attention_exp_f32") is not None
+
+
+def _causal_product(a, b, out, weights=False):
+    """``a @ b`` into ``out`` for ``a``'s rows in blocks of ``_CAUSAL_ROWS``, each reading
+    the keys up to its last row (the causal mask's top-left alignment): the scores (``b``
+    the keys, transposed: each block's columns cut, the rest of ``out`` not written) or,
+    with ``weights``, the output from the weights (``b`` the values: each block's inner size
+    cut, the weights past it being 0)."""
+    L = a.shape[-2]
+    for r0 in range(0, L, _CAUSAL_ROWS):
+        r1 = min(L, r0 + _CAUSAL_ROWS)
+        if weights:
+            c = min(a.shape[-1], r1)
+            serial_matmul(a[..., r0:r1, :c], b[..., :c, :], out[..., r0:r1, :])
+        else:
+            c = min(b.shape[-1], r1)
+            serial_matmul(a[..., r0:r1, :], b[..., :c], out[..., r0:r1, :c])
+    return out
+
+
+def _native_exp(e, causal):
+    """The row sums of ``exp(e)``, ``e`` exponentiated in place (the causal mask's columns
+    zeroed) by kernels.c's ``ember_attention_exp_f32``, for a C-contiguous float32 NumPy
+    array; None (``e`` untouched) where that does not apply. The kernel's exp is its own
+    (within 2 ulp), not NumPy's."""
+    if e.__class__ is not np.ndarray or e.dtype != np.float32 or not e.flags.c_contiguous:
+        return None
+    fn = _native.kernel("ember_attention_exp_f32")
+    if fn is None:
+        return None
+    length, n = e.shape[-2], e.shape[-1]
+    z = np.empty(e.shape[:-1] + (1,), np.float32)
+    if e.size:
+        fn(_native.address(e), _native.address(z), e.size // n, n, length, int(causal))
+    return z
 
 
 def _output_buffer(like, shape, xp):
@@ -273,7 +339,7 @@ def _product(a, b, like, xp, factor=None, out=None):
 _PARALLEL_SCORES = 1 << 18
 
 
-def _attention_arrays(q, k, v, add, scale, keep, query_layout, xp):
+def _attention_arrays(q, k, v, add, scale, keep, query_layout, xp, causal=False):
     """``(out, e, r)`` of the forward, ``keep`` the dropout multipliers or None; the output
     in the query's layout (``query_layout``) or C-contiguous.
 
@@ -291,7 +357,7 @@ def _attention_arrays(q, k, v, add, scale, keep, query_layout, xp):
         batch = np.broadcast_shapes(batch, keep.shape[:-2])
     L, S = q.shape[-2], k.shape[-2]
     if xp is not np or not batch:
-        return _attention_chunk(q, k, v, add, scale, keep, query_layout, xp)
+        return _attention_chunk(q, k, v, add, scale, keep, query_layout, xp, causal=causal)
     e = np.empty(batch + (L, S), q.dtype)
     r = np.empty(batch + (L, 1), q.dtype)
     out_shape = batch + (L, v.shape[-1])
@@ -300,7 +366,7 @@ def _attention_arrays(q, k, v, add, scale, keep, query_layout, xp):
 
     def run(b0, b1):
         ins = [_batch_part(a, b0, b1, ndim) for a in (q, k, v, add, keep)]
-        _attention_chunk(*ins[:3], ins[3], scale, ins[4], query_layout, xp,
+        _attention_chunk(*ins[:3], ins[3], scale, ins[4], query_layout, xp, causal,
                          (out[b0:b1], e[b0:b1], r[b0:b1]))
 
     per_item = e.size // max(n, 1)
@@ -314,15 +380,22 @@ def _batch_part(a, b0, b1, ndim):
     return a if a is None or a.ndim < ndim or a.shape[0] == 1 else a[b0:b1]
 
 
-def _attention_chunk(q, k, v, add, scale, keep, query_layout, xp, outs=None):
+def _attention_chunk(q, k, v, add, scale, keep, query_layout, xp, causal=False, outs=None):
     """``_attention_arrays`` on one chunk, into ``outs = (out, e, r)`` when given."""
     out, e, r = outs if outs is not None else (None, None, None)
-    e, rz = _softmax_parts(q, _contiguous(xp.swapaxes(k, -1, -2), xp, scale), add, xp, e)
+    e, rz = _softmax_parts(q, _contiguous(xp.swapaxes(k, -1, -2), xp, scale), add, xp, e,
+                           causal)
     if r is None:
         r = rz
     else:
         r[...] = rz
-    ov = _matmul(e if keep is None else e * keep, v, xp)
+    w = e if keep is None else e * keep
+    if causal and xp is np and _causal_native(q, k):  # e is 0 past each row's keys
+        ov = np.empty(np.broadcast_shapes(w.shape[:-2], v.shape[:-2])
+                      + (w.shape[-2], v.shape[-1]), w.dtype)
+        _causal_product(w, v, ov, weights=True)
+    else:
+        ov = _matmul(w, v, xp)
     if out is None:
         if not query_layout:
             ov *= r
@@ -474,7 +547,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # PyTorch's flash kernel keeps the query's layout; its composite path (dropout, a mask
     # that requires grad) gives a contiguous output: so does this
     query_layout = keep is None and not (attn_mask is not None and attn_mask.requires_grad)
-    out, e, r = _attention_arrays(q, k, v, add, scale, keep, query_layout, xp)
+    out, e, r = _attention_arrays(q, k, v, add, scale, keep, query_layout, xp, is_causal)
     out = _make(_dtype.narrow(out, query._data.dtype) if low else out, dev)
     if GRAD.enabled and (query.requires_grad or key.requires_grad or value.requires_grad
                          or attn_mask is not None and attn_mask.requires_grad):
