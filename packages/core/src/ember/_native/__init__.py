@@ -302,9 +302,9 @@ def _find_sgemm():
     return None
 
 
-#: elements per thread at least when ``pointwise`` splits a kernel over kernels.c's pool:
-#: ~20 us of GELU, well above a hand-off to a worker that is still spinning (~5 us)
-POINTWISE_GRAIN = 1 << 15
+#: elements per thread at least when ``pointwise`` or ``chunks`` split a kernel over
+#: kernels.c's pool: ~85 us of GELU, above a hand-off to a worker gone to sleep (~50 us)
+POINTWISE_GRAIN = 1 << 17
 
 
 def pointwise(fn, n_out: int, *arrays):
@@ -324,8 +324,9 @@ def pointwise(fn, n_out: int, *arrays):
 
 
 #: elements at least for ``binary`` to split an operation (two threads or more): below it
-#: one NumPy pass (~25 us) costs less than waking a worker that has gone to sleep
-BINARY_MIN = 1 << 16
+#: one NumPy pass (~60 us at this size) costs little more than waking a worker that has
+#: gone to sleep (makemore's step, whose 512 x 256 products split at 1 << 16, ran 9% slower)
+BINARY_MIN = 1 << 18
 _BINARY_KERNELS = {"float32": "f32", "float64": "f64"}
 
 
@@ -333,8 +334,8 @@ def binary(op: str, a, b, out=None):
     """``a op b`` (``op``: add, sub, mul, div) of two C-contiguous NumPy arrays of one shape
     and dtype (float32 or float64), into ``out`` (a new array, or ``a`` itself for in
     place), split over kernels.c's pool: the same bits as NumPy's ufunc, in less time once
-    the arrays outgrow a core's share of the memory bandwidth (2048 x 128 float32 sums:
-    56 -> 30 us on two threads). None, with nothing computed, where it does not apply: too
+    the arrays are big enough to pay for a hand-off (2048 x 128 float32 sums: 56 -> 31 us
+    on two threads). None, with nothing computed, where it does not apply: too
     small, another dtype or layout, one thread, no kernels."""
     import numpy as np
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native
 from .._memory_format import iter_apply as _iter_apply
 from .._memory_format import iter_layout as _iter_layout
 from .._tensor import CPU as _CPU
@@ -154,7 +154,8 @@ def _wrapped_number(x):
 
 
 def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str = "",
-              node_name: str | None = None, keeps=None, tensor_node_name: str | None = None):
+              node_name: str | None = None, keeps=None, tensor_node_name: str | None = None,
+              threaded: bool = False):
     """Build a binary elementwise op ``op(input, other)``.
 
     ``fwd(a, b)`` works on arrays (or an array and a Python scalar). ``kind``:
@@ -169,8 +170,12 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
     ``tensor_node_name``: the node's name when both operands are tensors, where PyTorch's
     overloads name them apart (``PowBackward1`` for a tensor exponent, ``PowBackward0`` for a
     number).
+    ``threaded``: ``name`` is one of ``_native.binary``'s operations, which two big
+    C-contiguous float arrays of one shape go through (the same bits, over the native pool).
     """
     Node = NodeTT = None
+    # one size comparison on the common path (a Python call there cost 0.12 us an add)
+    least = _native.BINARY_MIN if threaded else 1 << 62
     if backward is not None:
         def _bw(node, grad, _raw=backward):
             ga, gb = _raw(node, grad)
@@ -221,7 +226,10 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                     # has), on its own branch: no None tests, no dtype dispatch
                     try:  # PyTorch's TensorIterator: the first input's layout wins where
                         # NumPy's would be C order (computed in it, not copied to it)
-                        r = fwd(ad, bd) if ad.flags.c_contiguous else _iter_apply(fwd, ad, bd)
+                        if not ad.flags.c_contiguous:
+                            r = _iter_apply(fwd, ad, bd)
+                        elif ad.size < least or (r := _native.binary(name, ad, bd)) is None:
+                            r = fwd(ad, bd)
                     except ValueError:
                         broadcast_shape(ad.shape, bd.shape)
                         raise

@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from .. import _dtype, _native
+from .. import _dtype
 from .. import _memory_format as _mf
 from .._device import xp_of
 from .._tensor import Tensor, _make
@@ -219,24 +219,8 @@ def _integer_pow(a, b):
     return xp.where(negative, inverse, r).astype(r.dtype, copy=False)
 
 
-def _threaded(ufunc, op: str):
-    """``ufunc(a, b)``, split over kernels.c's pool for two big C-contiguous float arrays of
-    one shape (``_native.binary``: the same bits)."""
-    least = _native.BINARY_MIN
-
-    def fwd(a, b):
-        if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.size >= least:
-            r = _native.binary(op, a, b)
-            if r is not None:
-                return r
-        return ufunc(a, b)
-
-    fwd.__name__ = ufunc.__name__
-    return fwd
-
-
-_add = binary_op("add", _threaded(np.add, "add"), _add_bw)
-_sub = binary_op("sub", _threaded(np.subtract, "sub"), _sub_bw)
+_add = binary_op("add", np.add, _add_bw, threaded=True)
+_sub = binary_op("sub", np.subtract, _sub_bw, threaded=True)
 
 def _keeps_mul(ra: bool, rb: bool) -> tuple:
     """PyTorch's MulBackward0: ``other`` for ``self``'s gradient, ``self`` for ``other``'s."""
@@ -255,9 +239,9 @@ def _keeps_modulo(ra: bool, rb: bool) -> tuple:
 
 
 mul = register("mul", out=True, inplace=True, aliases=("multiply",))(
-    binary_op("mul", _threaded(np.multiply, "mul"), _mul_bw, saves="ab", keeps=_keeps_mul))
-_true_div = binary_op("div", _threaded(np.true_divide, "div"), _div_bw, kind="float",
-                      saves="ab", keeps=_keeps_div)
+    binary_op("mul", np.multiply, _mul_bw, saves="ab", keeps=_keeps_mul, threaded=True))
+_true_div = binary_op("div", np.true_divide, _div_bw, kind="float", saves="ab",
+                      keeps=_keeps_div, threaded=True)
 def _zero_bw(node, g):
     """``div``'s rounding modes: PyTorch's DivBackward2 gives zero gradients (the result is
     piecewise constant), so the result requires grad and its backward runs."""
