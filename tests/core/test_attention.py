@@ -303,3 +303,45 @@ def test_low_precision_is_computed_in_float32_and_rounded_once(dtype, causal):
         b = b.detach().float().numpy()
         assert a.dtype == np.float32
         np.testing.assert_allclose(a, b, rtol=2 * ulp, atol=2 * ulp * np.abs(b).max())
+
+
+@pytest.mark.parametrize("L,S", [(70, 45), (45, 100), (64, 64)])
+@pytest.mark.parametrize("case", ["plain", "dropout", "broadcast key", "3-d", "GPT's views"])
+def test_causal_blocks_match_the_whole_products(L, S, case, monkeypatch):
+    """Causal float32 attention past ``_CAUSAL_ROWS`` rows runs its products by blocks, each
+    reading only the keys its rows see, and its score gradient in one native pass: the
+    output and every gradient as the whole products give (the blocks off), also with
+    dropout (the same draws), a key and value broadcast over the batch, 3-d inputs, and
+    GPT's heads-transposed views with a gradient in that layout (once mis-read)."""
+    from ember.ops import attention
+
+    q = _rand(2, 3, L, 8, seed=21).float()
+    k, v = _rand(2, 3, S, 8, seed=22).float(), _rand(2, 3, S, 8, seed=23).float()
+    if case == "broadcast key":
+        k, v = k[:1], v[:1]
+    elif case == "3-d":
+        q, k, v = (t.reshape(6, -1, 8) for t in (q, k, v))
+    elif case == "GPT's views":
+        q, k, v = (ember.tensor(t.numpy().transpose(0, 2, 1, 3).copy()).transpose(1, 2)
+                   for t in (q, k, v))
+    p = 0.3 if case == "dropout" else 0.0
+    gy = _rand(*q.shape[:-1], 8, seed=24).float()
+    if case == "GPT's views":
+        gy = ember.tensor(gy.numpy().transpose(0, 2, 1, 3).copy()).transpose(1, 2)
+
+    def run():
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        ember.manual_seed(5)
+        out = sdpa(*leaves, is_causal=True, dropout_p=p)
+        out.backward(gy)
+        return [out.detach().numpy()] + [t.grad.numpy() for t in leaves]
+
+    blocked = run()
+    monkeypatch.setattr(attention, "_CAUSAL_ROWS", 1 << 30)
+    whole = run()
+    for a, b in zip(blocked, whole):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    if L > S:  # queries past the last key see every key; keys past no query: zero gradient
+        assert np.abs(blocked[2]).sum() > 0
+    else:
+        assert np.all(blocked[2][..., L:, :] == 0) and np.all(blocked[3][..., L:, :] == 0)

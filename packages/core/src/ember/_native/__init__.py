@@ -68,6 +68,7 @@ _SIGNATURES = {
     "ember_gelu_with_grad_f32": (_P, _P, _P, _N),
     "ember_gelu_backward_f32": (_P, _P, _P, _N),
     "ember_attention_exp_f32": (_P, _P, _N, _N, _N, ctypes.c_int),
+    "ember_attention_ds_f32": (_P, _P, _P, _P, _N, _N, _N, ctypes.c_int),
     "ember_add_f32": (_P, _P, _P, _N),
     "ember_add_f64": (_P, _P, _P, _N),
     "ember_sub_f32": (_P, _P, _P, _N),

@@ -577,6 +577,30 @@ WIDE void ember_attention_exp_f32(float *s, float *restrict z, idx rows, idx n, 
     }
 }
 
+/* Attention's score gradient in place over `rows` rows of n (groups of `length` rows, as
+ * ember_attention_exp_f32): ds = e * (ds * keep - d[row]) (keep, dropout's multipliers of
+ * ds's shape, may be NULL). With `causal`, the columns past each row's keys are written 0
+ * and not read (the caller computed no gradient there). One pass where NumPy made two or
+ * three. */
+WIDE void ember_attention_ds_f32(float *ds, const float *restrict e, const float *restrict keep,
+                                 const float *restrict d, idx rows, idx n, idx length,
+                                 int causal) {
+    for (idx r = 0; r < rows; r++) {
+        float *sr = ds + r * n;
+        const float *er = e + r * n;
+        idx last = causal ? r % length + 1 : n;
+        last = last < n ? last : n;
+        float dr = d[r];
+        if (keep != NULL) {
+            const float *kr = keep + r * n;
+            for (idx j = 0; j < last; j++) sr[j] = er[j] * (sr[j] * kr[j] - dr);
+        } else {
+            for (idx j = 0; j < last; j++) sr[j] = er[j] * (sr[j] - dr);
+        }
+        for (idx j = last; j < n; j++) sr[j] = 0.0f;
+    }
+}
+
 /* Softmax over `rows` contiguous rows of n: y = exp(x - max) / sum(exp(x - max)). With
  * `log`, y = (x - max) - log(sum) instead, exp(x - max) into e and the sums into z (both
  * kept for the backward; NULL when not wanted). A row holding NaN or +inf, or only -inf,

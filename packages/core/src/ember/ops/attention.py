@@ -414,10 +414,10 @@ def _sdpa_bw(node, g):
     low = q.dtype in _dtype.OPMATH  # float16/bfloat16: in float32 (the forward's e, r are)
     if low:
         q, k, v, gd, o = (_dtype.widen(a) for a in (q, k, v, gd, o))
-    scale = node.ctx[0]
+    scale, causal = node.ctx[0], node.ctx[1] is True
     need = [node.needs_grad(i) for i in range(4)]
     if xp is not np or e.ndim < 3:
-        grads = _sdpa_bw_chunk(q, k, v, gd, o, e, r, keep, scale, need, xp)
+        grads = _sdpa_bw_chunk(q, k, v, gd, o, e, r, keep, scale, need, xp, causal=causal)
     else:  # the batch split over Ember's intra-op threads, as in the forward
         batch = e.shape[:-2]
         shapes = (batch + q.shape[-2:], batch + k.shape[-2:], batch + v.shape[-2:])
@@ -428,7 +428,8 @@ def _sdpa_bw(node, g):
 
         def run(b0, b1):
             ins = [_batch_part(a, b0, b1, ndim) for a in (q, k, v, gd, o, e, r, keep)]
-            _sdpa_bw_chunk(*ins, scale, need, xp, [_batch_part(a, b0, b1, ndim) for a in grads])
+            _sdpa_bw_chunk(*ins, scale, need, xp, [_batch_part(a, b0, b1, ndim) for a in grads],
+                           causal)
 
         parallel_for(0, n, -(-_PARALLEL_SCORES // max(e.size // max(n, 1), 1)), run)
     if low:
@@ -439,13 +440,17 @@ def _sdpa_bw(node, g):
                  for a, t in zip(grads, (query, key, value, mask)))
 
 
-def _sdpa_bw_chunk(q, k, v, gd, o, e, r, keep, scale, need, xp, outs=None):
+def _sdpa_bw_chunk(q, k, v, gd, o, e, r, keep, scale, need, xp, outs=None, causal=False):
     """The gradients ``[dq, dk, dv, dmask]`` (None where not needed) of one chunk of the
-    batch from the saved softmax parts ``e``, ``r`` (into ``outs`` when given)."""
+    batch from the saved softmax parts ``e``, ``r`` (into ``outs`` when given). Causal
+    float32 chunks skip what the mask zeroes (``_causal_grads``)."""
     outs = outs if outs is not None else [None] * 4
     god = _contiguous(gd, xp, r)  # r * dO
     d = xp.einsum("...i,...i->...", gd, o)[..., None]
     d *= r  # r * rowsum(dO * O)
+    if causal and xp is np and _causal_native(q, k) and not need[3] and \
+            (keep is None or keep.shape == e.shape and keep.flags.c_contiguous):
+        return _causal_grads(q, k, v, god, d, e, keep, scale, need, outs)
     grads = [None] * 4
     if need[2]:
         grads[2] = _product(xp.swapaxes(e if keep is None else e * keep, -1, -2), god, v, xp,
@@ -463,6 +468,56 @@ def _sdpa_bw_chunk(q, k, v, gd, o, e, r, keep, scale, need, xp, outs=None):
             grads[1] = _product(xp.swapaxes(ds, -1, -2), q, k, xp, scale, outs[1])
         grads[3] = ds if need[3] else None
     return grads
+
+
+def _causal_grads(q, k, v, god, d, e, keep, scale, need, outs):
+    """``_sdpa_bw_chunk`` for causal float32 scores: each product reads only the blocks the
+    causal mask leaves (``_causal_product`` for the query rows, ``_key_product`` for the key
+    rows: key j gets gradient from queries j and after), and the score gradient is one native
+    pass (kernels.c ``ember_attention_ds_f32``) that writes the masked zeros itself."""
+    grads = [None] * 4
+
+    def buffer(like, a, b, out):
+        if out is not None:
+            return out
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        return _output_buffer(like, shape, np)
+
+    if need[2]:
+        w = np.swapaxes(e if keep is None else e * keep, -1, -2)
+        grads[2] = _key_product(w, god, buffer(v, w, god, outs[2]))
+    if need[0] or need[1]:
+        vt = _contiguous(np.swapaxes(v, -1, -2), np)
+        ds = np.empty(e.shape, e.dtype)
+        _causal_product(god, vt, ds)
+        length, n = ds.shape[-2], ds.shape[-1]
+        addr = _native.address
+        d = np.ascontiguousarray(d)  # einsum keeps the inputs' order (heads-transposed ones)
+        _native.kernel("ember_attention_ds_f32")(
+            addr(ds), addr(e), None if keep is None else addr(keep), addr(d), ds.size // n, n,
+            length, 1)
+        if need[0]:
+            grads[0] = _causal_product(ds, k, buffer(q, ds, k, outs[0]), weights=True)
+            grads[0] *= scale
+        if need[1]:
+            dst = np.swapaxes(ds, -1, -2)
+            grads[1] = _key_product(dst, q, buffer(k, dst, q, outs[1]))
+            grads[1] *= scale
+    return grads
+
+
+def _key_product(a, b, out):
+    """``a @ b`` into ``out``, ``a`` a transposed causal matrix (key rows j, query columns
+    i, nonzero for i >= j only): key rows in blocks of ``_CAUSAL_ROWS``, each reading the
+    query columns from its first row on; key rows past the last query get 0."""
+    S, L = a.shape[-2], a.shape[-1]
+    for j0 in range(0, S, _CAUSAL_ROWS):
+        j1 = min(S, j0 + _CAUSAL_ROWS)
+        if j0 >= L:
+            out[..., j0:j1, :] = 0
+        else:
+            serial_matmul(a[..., j0:j1, j0:], b[..., j0:, :], out[..., j0:j1, :])
+    return out
 
 
 def _sdpa_bw_tensor(node, g):
