@@ -8,9 +8,15 @@ CPU kernels do (its ``_safe_softmax``), not NaN.
 
 The array path, per ``(..., L, S)`` score matrix ``s = q @ (k * scale)^T + mask``:
 
-- the scale goes on ``k`` (``S x E``), not on the scores (``L x S``); the causal mask is a
-  cached additive ``-inf`` matrix, a bool mask becomes an additive one of its own (small)
-  size: one pass over the scores for any mask;
+- the scale goes on ``k`` (``S x E``), not on the scores (``L x S``); a bool mask becomes an
+  additive one of its own (small) size: one pass over the scores for any mask;
+- causal float32 scores on the CPU are computed, exponentiated and summed only where the
+  mask keeps them: the products by blocks of 32 query rows, each reading the keys up to
+  its last row, the exp and the row sums in one native pass that writes the masked zeros
+  (kernels.c ``ember_attention_exp_f32``); the backward skips the same blocks, its score
+  gradient one native pass too. Elsewhere the causal mask is a cached additive ``-inf``
+  matrix;
+- the products inside a chunk of the batch stay on the chunk's thread (``_matmul``);
 - ``e = exp(s)`` is taken without subtracting the row maxima (NumPy's reduction along a
   short last axis costs more than the exponential) and checked afterwards on the row sums
   ``z``, a small array: when a sum leaves ``[exp(-40), exp(60)]`` (overflow, every entry
@@ -230,7 +236,8 @@ def _softmax_parts(q, kt, add, xp, out=None, causal=False):
     for fully masked rows); ``e`` in ``out`` when given (a NumPy array of its shape). See the
     module's docstring for why the max is subtracted only when the plain exponential leaves
     the safe range. ``causal``: ``add`` is the causal mask, which float32 scores on the CPU
-    take in ``_native_exp``'s one pass instead."""
+    take in ``_native_exp``'s one pass instead (the masked half neither computed nor
+    exponentiated)."""
     z = None
     if causal and xp is np and _causal_native(q, kt):  # only the causal blocks' scores
         if out is None:
@@ -238,12 +245,12 @@ def _softmax_parts(q, kt, add, xp, out=None, causal=False):
                            + (q.shape[-2], kt.shape[-1]), q.dtype)
         e = _causal_product(q, kt, out)
         z = _native_exp(e, causal)
-    elif causal or add is None:
+    elif causal:
         e = _matmul(q, kt, xp, out)
         z = _native_exp(e, causal)
         if z is None:
             e = _add_mask(e, add)
-    else:
+    else:  # no mask or another one: NumPy's exp and sums are as fast as the native pass
         e = _scores(q, kt, add, xp, out)
     if z is None:
         with np.errstate(over="ignore", invalid="ignore"):
