@@ -241,8 +241,7 @@ def _softmax_parts(q, kt, add, xp, out=None, causal=False):
     z = None
     if causal and xp is np and _causal_native(q, kt):  # only the causal blocks' scores
         if out is None:
-            out = np.empty(np.broadcast_shapes(q.shape[:-2], kt.shape[:-2])
-                           + (q.shape[-2], kt.shape[-1]), q.dtype)
+            out = _product_buffer(q, kt)
         e = _causal_product(q, kt, out)
         z = _native_exp(e, causal)
     elif causal:
@@ -330,12 +329,18 @@ def _output_buffer(like, shape, xp):
     return xp.empty(shape, like.dtype)
 
 
+def _product_buffer(a, b, like=None, xp=np):
+    """A new array for ``a @ b``: in ``like``'s layout where ``_output_buffer`` keeps it,
+    else (no ``like``) C-contiguous."""
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    return xp.empty(shape, a.dtype) if like is None else _output_buffer(like, shape, xp)
+
+
 def _product(a, b, like, xp, factor=None, out=None):
     """``a @ b`` (times ``factor``), in ``like``'s layout where the shapes agree (or into
     ``out``)."""
     if out is None:
-        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
-        out = _output_buffer(like, shape, xp)
+        out = _product_buffer(a, b, like, xp)
     _matmul(a, b, xp, out)
     if factor is not None:
         out *= factor
@@ -398,9 +403,7 @@ def _attention_chunk(q, k, v, add, scale, keep, query_layout, xp, causal=False, 
         r[...] = rz
     w = e if keep is None else e * keep
     if causal and xp is np and _causal_native(q, k):  # e is 0 past each row's keys
-        ov = np.empty(np.broadcast_shapes(w.shape[:-2], v.shape[:-2])
-                      + (w.shape[-2], v.shape[-1]), w.dtype)
-        _causal_product(w, v, ov, weights=True)
+        ov = _causal_product(w, v, _product_buffer(w, v), weights=True)
     else:
         ov = _matmul(w, v, xp)
     if out is None:
@@ -485,10 +488,7 @@ def _causal_grads(q, k, v, god, d, e, keep, scale, need, outs):
     grads = [None] * 4
 
     def buffer(like, a, b, out):
-        if out is not None:
-            return out
-        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
-        return _output_buffer(like, shape, np)
+        return out if out is not None else _product_buffer(a, b, like)
 
     if need[2]:
         w = np.swapaxes(e if keep is None else e * keep, -1, -2)
