@@ -927,3 +927,111 @@ def test_threshold_backward_selects_as_pytorch(native_calls, dtype):
     tx = torch.tensor(x[:12], requires_grad=True)
     tx.relu().backward(torch.tensor(g[:12]))
     np.testing.assert_array_equal(want[:12], tx.grad.numpy())
+
+
+# -- column sums (a bias's gradient), tanh's backward, an embedding's gradient ---------------------
+
+def _bits(a):
+    return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 3), (512, 64), (7, 130), (512, 27), (8, 40000),
+                                   (4, 9, 70), (2, 1, 5)])
+def test_column_sums_are_numpys_bits(native_calls, dtype, shape):
+    """``sum`` over every axis but the last, in one native pass: NumPy's row-by-row sums bit
+    for bit (magnitudes spread over 12 decades so the order shows; -0.0, inf, NaN, overflow),
+    keepdim's shape, the columns split over two threads where many."""
+    rng = np.random.default_rng(1)
+    d = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-6, 6, shape)).astype(dtype)
+    d.reshape(-1, shape[-1])[:, 0] = -0.0
+    if shape[-1] > 3:
+        d.reshape(-1, shape[-1])[0, 1:4] = [np.inf, np.nan, np.finfo(dtype).max]
+        d.reshape(-1, shape[-1])[1, 3] = np.finfo(dtype).max
+    dims = tuple(range(len(shape) - 1))
+    t = ember.from_numpy(d)
+    for keepdim in (False, True):
+        with np.errstate(over="ignore"):
+            want = np.add.reduce(d, axis=dims, keepdims=keepdim)
+        for got in on_one_and_two_threads(lambda k=keepdim: t.sum(dims, keepdim=k).numpy()):
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(_bits(got), _bits(want))
+    assert f"ember_column_sums_{'f32' if dtype == np.float32 else 'f64'}" in native_calls
+
+
+def test_column_sums_leave_other_sums_to_numpy(native_calls):
+    """Only C-contiguous float arrays of two rows or more, over all leading axes."""
+    d = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    ember.from_numpy(d).sum(1)
+    ember.from_numpy(d).sum((0, 2))
+    ember.from_numpy(d.transpose(1, 0, 2)).sum((0, 1))
+    ember.from_numpy(d.astype(np.int64)).sum((0, 1))
+    ember.from_numpy(d[:1, :1]).sum((0, 1))
+    ember.from_numpy(np.zeros((0, 4), np.float32)).sum(0)
+    assert not [c for c in native_calls if c.startswith("ember_column_sums")]
+    assert _native.column_sums(np.ones((1, 4), np.float32)) is None
+    assert _native.column_sums(np.ones((3, 4), np.float16)) is None
+    np.testing.assert_array_equal(ember.from_numpy(d[:1, :1]).sum((0, 1)).numpy(), d[0, 0])
+
+
+def test_linear_bias_gradient_takes_the_column_sums(native_calls):
+    x = ember.randn(64, 16, 32, requires_grad=True)
+    layer = ember.nn.Linear(32, 48)
+    layer(x).backward(ember.ones(64, 16, 48) * 0.5)
+    assert "ember_column_sums_f32" in native_calls
+    np.testing.assert_array_equal(layer.bias.grad.numpy(), np.full(48, 512.0, np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tanh_backward_is_the_three_ops_bits(native_calls, dtype):
+    """One pass of ``g * (1 - y * y)``, each step rounded as NumPy's passes round it (no fused
+    multiply-add): the same bits at one and two threads; under create_graph the ops, so the
+    second derivative exists."""
+    rng = np.random.default_rng(2)
+    n = 3 * _native.POINTWISE_GRAIN + 5
+    x = (rng.standard_normal(n) * 3).astype(dtype)
+    x[:4] = [0.0, -0.0, np.inf, np.nan]
+    g = rng.standard_normal(n).astype(dtype)
+    g[4:6] = [np.inf, np.nan]
+    y = np.tanh(x)
+    with np.errstate(invalid="ignore"):
+        want = g * (1 - y * y)
+    def grad():
+        xt = ember.from_numpy(x).requires_grad_()
+        xt.tanh().backward(ember.from_numpy(g))
+        return xt.grad.numpy()
+
+    for got in on_one_and_two_threads(grad):
+        np.testing.assert_array_equal(_bits(got), _bits(want))
+    assert f"ember_tanh_backward_{'f32' if dtype == np.float32 else 'f64'}" in native_calls
+    xs = ember.tensor([0.3, -1.2], dtype=ember.float64, requires_grad=True)
+    (gx,) = ember.autograd.grad(xs.tanh().sum(), xs, create_graph=True)
+    gx.sum().backward()
+    t = np.tanh(np.array([0.3, -1.2]))
+    np.testing.assert_allclose(xs.grad.numpy(), -2 * t * (1 - t * t), rtol=1e-12)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 3])
+@pytest.mark.parametrize("num", [27, 5000])
+def test_embedding_gradient_native_equals_the_bincount(monkeypatch, padding_idx, num):
+    """Few rows: one pass summing rows in float64 in index order, the bincount's additions
+    (the same bits); many rows (a big vocabulary) keep the sums over the distinct rows."""
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, min(num, 27), (32, 16))
+    g = (rng.standard_normal((32, 16, 64)) * 10.0 ** rng.uniform(-4, 4, (32, 16, 64)))
+    g = g.astype(np.float32)
+
+    def run():
+        emb = ember.nn.Embedding(num, 64, padding_idx=padding_idx)
+        emb(ember.from_numpy(idx)).backward(ember.from_numpy(g))
+        return emb.weight.grad.numpy()
+
+    native, plain = _both(run, monkeypatch)
+    np.testing.assert_array_equal(_bits(native), _bits(plain))
+    monkeypatch.setattr(_native, "embedding_grad", lambda *args: None)
+    np.testing.assert_array_equal(_bits(run()), _bits(native))  # the bincount itself
+    want = np.zeros((num, 64))
+    np.add.at(want, idx.reshape(-1), g.reshape(-1, 64).astype(np.float64))
+    if padding_idx is not None:
+        want[padding_idx] = 0
+    np.testing.assert_array_equal(native, want.astype(np.float32))

@@ -397,7 +397,7 @@ def test_norm_kernels_split_over_the_native_pool(pool_threads, weighted, monkeyp
     and bias gradients add per-chunk partial sums (as the Python split did)."""
     if _native.kernel("ember_split") is None:
         pytest.skip("no native kernels here")
-    monkeypatch.setattr(_native, "binary", lambda *args: None)
+    monkeypatch.setattr(_native, "ufunc", lambda *args, **kwargs: None)
     pool_threads(1)
     jobs = _native_jobs()
     one = _norm_run(weighted)
@@ -420,6 +420,7 @@ def test_a_signature_the_native_pool_lacks_splits_in_python(pool_threads, monkey
     for: the same results."""
     if _native.kernel("ember_split") is None:
         pytest.skip("no native kernels here")
+    monkeypatch.setattr(_native, "ufunc", lambda *args, **kwargs: None)
     pool_threads(2)
     want = _norm_run(False)
     monkeypatch.setattr(_native, "_split_signature", lambda fn, range_last: None)
@@ -445,61 +446,127 @@ def test_ember_split_refuses_what_it_cannot_call():
     assert fn(target, 0, 0, *args) == 0
 
 
-# -- big elementwise arithmetic over the native pool (_native.binary) ---------------------------
+# -- big elementwise ops over the native pool (_native.ufunc: NumPy's own loops) ----------------
 
-def _binary_operands(dtype):
-    """Two arrays of ``_native.BINARY_MIN`` elements and more with the IEEE edge cases at the
-    front: infinities, NaN, signed zeros, a subnormal, overflow and 0 / 0."""
+def _special_operands(dtype):
+    """Two arrays of more than ``_native.UFUNC_MIN`` elements (an odd count) with the IEEE
+    edge cases at the front: infinities, NaN, signed zeros, a subnormal, overflow and 0 / 0."""
     rng = np.random.default_rng(5)
-    n = 3 * _native.BINARY_MIN + 7
+    n = 3 * _native.UFUNC_MIN + 7
     a = rng.standard_normal(n).astype(dtype)
     b = rng.standard_normal(n).astype(dtype)
     tiny = np.finfo(dtype).smallest_subnormal
     big = np.finfo(dtype).max
     a[:8] = [np.inf, -np.inf, np.nan, 0.0, -0.0, tiny, big, 0.0]
     b[:8] = [np.inf, 1.0, 2.0, -0.0, 0.0, 3.0, big, 0.0]
-    return a.reshape(3, -1) if n % 3 == 0 else a, b
+    return a, b
+
+
+def _bits(x):
+    return x.view(f"u{x.dtype.itemsize}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("uf", [np.add, np.subtract, np.multiply, np.true_divide, np.maximum,
+                                np.tanh, np.exp, np.log, np.sqrt, np.sin, np.negative],
+                         ids=lambda u: u.__name__)
+def test_native_ufunc_gives_numpys_bits(threads, uf, dtype):
+    """NumPy's own inner loop over chunks on the pool: bit for bit the ufunc's result, with
+    two arrays, a number on either side, and in place."""
+    if _native.kernel("ember_split") is None:
+        pytest.skip("no native kernels here")
+    a, b = _special_operands(dtype)
+    calls = [(a, b), (a, 0.3), (2, b)] if uf.nin == 2 else [(a,), (b,)]
+    threads(2)
+    for operands in calls:
+        with np.errstate(all="ignore"):
+            want = uf(*operands)
+        jobs = _native_jobs()
+        got = _native.ufunc(uf, *operands)
+        assert _native_jobs() > jobs  # split over the pool
+        assert got.dtype == want.dtype == dtype and got.flags.c_contiguous
+        np.testing.assert_array_equal(_bits(got), _bits(want))
+    inplace = a.copy()
+    with np.errstate(all="ignore"):
+        want = uf(*calls[0])
+    assert _native.ufunc(uf, inplace, *calls[0][1:], out=inplace) is inplace
+    np.testing.assert_array_equal(_bits(inplace), _bits(want))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
-def test_native_binary_gives_numpys_bits(threads, op, dtype):
+def test_big_arithmetic_keeps_its_bits_over_the_pool(threads, op, dtype):
+    """The ember ops on big tensors (tensor with tensor, tensor with number, number with
+    tensor): NumPy's bits, at one thread and at two (where they split)."""
+    a, b = _special_operands(dtype)
+    import operator
+
+    uf = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}[op]
+    python_op = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+                 "div": operator.truediv}[op]
+    fn = {"add": ember.add, "sub": ember.sub, "mul": ember.mul, "div": ember.div}[op]
+    ta, tb = ember.from_numpy(a), ember.from_numpy(b)
+    for x, y, nx, ny in ((ta, tb, a, b), (ta, 1.5, a, 1.5), (0.25, tb, 0.25, b)):
+        with np.errstate(all="ignore"):
+            want = uf(nx, ny)
+        for n in (1, 2):
+            threads(n)
+            got = fn(x, y) if isinstance(x, ember.Tensor) else python_op(x, y)
+            np.testing.assert_array_equal(_bits(got.numpy()), _bits(want))
+
+
+def test_big_unary_ops_keep_their_bits_over_the_pool(threads):
+    a, _ = _special_operands(np.float32)
+    t = ember.from_numpy(a)
+    for fn, uf in ((ember.tanh, np.tanh), (ember.exp, np.exp), (ember.sqrt, np.sqrt)):
+        with np.errstate(all="ignore"):
+            want = uf(a)
+        for n in (1, 2):
+            threads(n)
+            jobs = _native_jobs()
+            got = fn(t).numpy()
+            if n == 2 and _native.kernel("ember_split") is not None:
+                assert _native_jobs() > jobs
+            np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+def test_native_ufunc_declines_what_it_does_not_take(threads):
+    threads(2)
+    a = np.ones(_native.UFUNC_MIN, np.float32)
+    assert _native.ufunc(np.add, a[:-1], a[:-1]) is None  # too small
+    assert _native.ufunc(np.add, a, a.astype(np.float64)) is None  # two dtypes
+    assert _native.ufunc(np.add, a.astype(np.int64), a.astype(np.int64)) is None
+    assert _native.ufunc(np.add, a.astype(np.complex64), a.astype(np.complex64)) is None
+    wide = np.ones((2, _native.UFUNC_MIN), np.float32)
+    assert _native.ufunc(np.add, wide[:, ::2], wide[:, ::2]) is None  # strided
+    assert _native.ufunc(np.add, wide, wide[:1]) is None  # shapes differ (broadcast)
+    assert _native.ufunc(np.add, a, True) is None  # a bool: NumPy's own promotion
+    assert _native.ufunc(np.add, a, np.float64(1.0)) is None  # a NumPy scalar: its dtype
+    assert _native.ufunc(np.add, a, 10 ** 400) is None  # no float holds it
+    assert _native.ufunc(np.tanh, a, a) is None  # operands the ufunc does not take
+    assert _native.ufunc(np.add, a) is None
+    assert _native.ufunc(np.divmod, a, a) is None  # two outputs
+    assert _native.ufunc(np.add, a, a, out=np.empty(a.size, np.float64)) is None
+    assert _native.ufunc(np.add, a, a, out=wide[0, ::2]) is None
+    threads(1)
+    assert _native.ufunc(np.add, a, a) is None  # one thread: NumPy's own call
+
+
+def test_a_loop_that_fails_the_probe_is_never_split(threads, monkeypatch):
+    """A table entry whose loop does not give the ufunc's own bits (a NumPy that ran another
+    loop than its table's) is refused once, at the probe, and the op stays NumPy's."""
     if _native.kernel("ember_split") is None:
         pytest.skip("no native kernels here")
-    ufunc = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}[op]
-    a, b = _binary_operands(dtype)
-    with np.errstate(all="ignore"):
-        want = ufunc(a, b)
     threads(2)
-    jobs = _native_jobs()
-    got = _native.binary(op, a, b)
-    assert _native_jobs() > jobs  # split over the pool
-    np.testing.assert_array_equal(got, want)
-    assert got.dtype == want.dtype and got.flags.c_contiguous
-    inplace = a.copy()
-    assert _native.binary(op, inplace, b, inplace) is inplace
-    np.testing.assert_array_equal(inplace, want)
-    # the ember ops on tensors: the same bits at one and two threads
-    ta, tb = ember.from_numpy(a), ember.from_numpy(b)
-    fn = {"add": ember.add, "sub": ember.sub, "mul": ember.mul, "div": ember.div}[op]
-    threads(1)
-    one = fn(ta, tb).numpy()
-    threads(2)
-    np.testing.assert_array_equal(one, want)
-    np.testing.assert_array_equal(fn(ta, tb).numpy(), want)
-
-
-def test_native_binary_declines_what_it_does_not_take(threads):
-    threads(2)
-    a = np.ones(_native.BINARY_MIN, np.float32)
-    assert _native.binary("add", a[:-1], a[:-1]) is None  # too small
-    assert _native.binary("add", a, a.astype(np.float64)) is None  # two dtypes
-    assert _native.binary("add", a.astype(np.int64), a.astype(np.int64)) is None
-    wide = np.ones((2, _native.BINARY_MIN), np.float32)
-    assert _native.binary("add", wide[:, ::2], wide[:, ::2]) is None  # strided
-    assert _native.binary("add", wide, wide[:1]) is None  # shapes differ (broadcast)
-    threads(1)
-    assert _native.binary("add", a, a) is None  # one thread: NumPy's own loop
+    monkeypatch.setattr(_native, "_ufunc_loops", {})
+    a = np.ones(_native.UFUNC_MIN, np.float32)
+    real = _native._find_ufunc_loop
+    wrong = real(np.subtract, np.dtype(np.float32))  # subtract's loop posing as add's
+    monkeypatch.setattr(_native, "_find_ufunc_loop",
+                        lambda uf, dt: _native._probe(uf, dt, *wrong))
+    assert _native.ufunc(np.add, a, a) is None
+    assert _native._ufunc_loops[(np.add, np.dtype(np.float32))] is None
+    np.testing.assert_array_equal((ember.from_numpy(a) + ember.from_numpy(a)).numpy(), a + a)
 
 
 def test_gradient_accumulation_over_the_pool(threads):

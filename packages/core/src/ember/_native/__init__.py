@@ -69,14 +69,6 @@ _SIGNATURES = {
     "ember_gelu_backward_f32": (_P, _P, _P, _N),
     "ember_attention_exp_f32": (_P, _P, _N, _N, _N, ctypes.c_int),
     "ember_attention_ds_f32": (_P, _P, _P, _P, _N, _N, _N, ctypes.c_int),
-    "ember_add_f32": (_P, _P, _P, _N),
-    "ember_add_f64": (_P, _P, _P, _N),
-    "ember_sub_f32": (_P, _P, _P, _N),
-    "ember_sub_f64": (_P, _P, _P, _N),
-    "ember_mul_f32": (_P, _P, _P, _N),
-    "ember_mul_f64": (_P, _P, _P, _N),
-    "ember_div_f32": (_P, _P, _P, _N),
-    "ember_div_f64": (_P, _P, _P, _N),
     "ember_bias_gelu_inplace_f32": (_P, _P, _N, _N),
     "ember_layer_norm_f32": (_P, _P, _P, _P, _P, _P, _N, _N, ctypes.c_float),
     "ember_layer_norm_backward_f32": (_P,) * 8 + (_N, _N),
@@ -102,9 +94,15 @@ _SIGNATURES = {
     "ember_pool_workers": (),
     "ember_pool_jobs": (),
     "ember_split": (_P, ctypes.c_int, ctypes.c_int, _P, _P, _P, _N, _N, _N, _P, _P, _P),
+    "ember_ufunc_split": (_P, _P, ctypes.c_int, _P, _P, _P, _N, _N, _N, _N, _N, _N),
     "ember_batch_norm_f32": (_P,) * 6 + (_N, _N, _N, ctypes.c_float, _N, _N),
     "ember_batch_norm_backward_f32": (_P,) * 8 + (_N,) * 5,
     "ember_threshold_backward_f32": (_P, _P, _P, _N, ctypes.c_float),
+    "ember_tanh_backward_f32": (_P, _P, _P, _N),
+    "ember_tanh_backward_f64": (_P, _P, _P, _N),
+    "ember_column_sums_f32": (_P, _P, _N, _N, _N),
+    "ember_column_sums_f64": (_P, _P, _N, _N, _N),
+    "ember_embedding_grad_f32": (_P, _P, _P, _N, _N),
     "ember_adam_f32": (_P, _P, _P, _P, _P, _N, ctypes.c_int) + (ctypes.c_float,) * 7,
     "ember_sgd_f32": (_P, _P, _P, _N, ctypes.c_int) + (ctypes.c_float,) * 7,
     "ember_erfinv_f32": (_P, _P, _N),
@@ -141,7 +139,7 @@ _SIGNATURES = {
 _INT_RESULT = frozenset({"ember_panel_gemm_available", "ember_sgemm_f32", "ember_conv2d_f32",
                          "ember_conv2d_wgrad_f32", "ember_conv2d_ovec_f32",
                          "ember_conv2d_wgrad_ovec_f32", "ember_conv_wide",
-                         "ember_pool_workers", "ember_split"})
+                         "ember_pool_workers", "ember_split", "ember_ufunc_split"})
 
 #: kernels that return a long
 _LONG_RESULT = frozenset({"ember_pool_jobs"})
@@ -324,42 +322,223 @@ def pointwise(fn, n_out: int, *arrays):
     return outs[0] if n_out == 1 else outs
 
 
-#: elements at least for ``binary`` to split an operation (two threads or more): below it
-#: one NumPy pass (~60 us at this size) costs little more than waking a worker that has
-#: gone to sleep (makemore's step, whose 512 x 256 products split at 1 << 16, ran 9% slower)
-BINARY_MIN = 1 << 18
-_BINARY_KERNELS = {"float32": "f32", "float64": "f64"}
+#: elements at least for ``ufunc`` to split a NumPy ufunc's loop over kernels.c's pool
+UFUNC_MIN = 1 << 17
+#: elements at least a chunk of ``ufunc``'s split
+UFUNC_GRAIN = 1 << 16
 
 
-def binary(op: str, a, b, out=None):
-    """``a op b`` (``op``: add, sub, mul, div) of two C-contiguous NumPy arrays of one shape
-    and dtype (float32 or float64), into ``out`` (a new array, or ``a`` itself for in
-    place), split over kernels.c's pool: the same bits as NumPy's ufunc, in less time once
-    the arrays are big enough to pay for a hand-off (2048 x 128 float32 sums: 56 -> 31 us
-    on two threads). None, with nothing computed, where it does not apply: too
-    small, another dtype or layout, one thread, no kernels."""
+class _UFuncObject(ctypes.Structure):
+    """The head of NumPy's ``PyUFuncObject`` (numpy/ufuncobject.h, public C-API), as far as
+    ``types``: the legacy inner loops, one per type signature."""
+    _fields_ = [("ob_refcnt", ctypes.c_ssize_t), ("ob_type", ctypes.c_void_p),
+                ("nin", ctypes.c_int), ("nout", ctypes.c_int), ("nargs", ctypes.c_int),
+                ("identity", ctypes.c_int), ("functions", ctypes.POINTER(ctypes.c_void_p)),
+                ("data", ctypes.POINTER(ctypes.c_void_p)), ("ntypes", ctypes.c_int),
+                ("reserved1", ctypes.c_int), ("name", ctypes.c_char_p),
+                ("types", ctypes.POINTER(ctypes.c_ubyte))]
+
+
+_ufunc_loops: dict = {}
+
+
+def _ufunc_loop(uf, dtype):
+    """``(function, data)`` of ``uf``'s inner loop for ``dtype`` in every operand, as NumPy
+    itself would call it, or None: not found in the ufunc's table, or not giving the ufunc's
+    own bits on a probe of special values (checked once per ufunc and dtype)."""
+    key = (uf, dtype)
+    got = _ufunc_loops.get(key, False)
+    if got is not False:
+        return got
+    got = None
+    try:
+        got = _find_ufunc_loop(uf, dtype)
+    except (ValueError, TypeError, OverflowError, AttributeError):
+        got = None
+    _ufunc_loops[key] = got
+    return got
+
+
+def _find_ufunc_loop(uf, dtype):
     import numpy as np
 
-    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.size < BINARY_MIN \
-            or a.shape != b.shape or a.dtype != b.dtype or not a.flags.c_contiguous \
-            or not b.flags.c_contiguous:
+    if uf.__class__ is not np.ufunc or uf.nout != 1 or uf.nin not in (1, 2) \
+            or uf.signature is not None:
         return None
-    suffix = _BINARY_KERNELS.get(a.dtype.name)
-    if suffix is None:
+    # the layout read here is CPython's usual object head (not a free-threaded build's)
+    if object.__basicsize__ != 16 or np.ufunc.__basicsize__ < ctypes.sizeof(_UFuncObject):
+        return None
+    head = _UFuncObject.from_address(id(uf))
+    if head.nin != uf.nin or head.nout != 1 or (head.name or b"").decode() != uf.__name__:
+        return None
+    want = (dtype.num,) * head.nargs
+    for i in range(head.ntypes):
+        if tuple(head.types[i * head.nargs + j] for j in range(head.nargs)) == want:
+            fn, data = head.functions[i], head.data[i]
+            break
+    else:
+        return None
+    return _probe(uf, dtype, fn, data) if fn else None
+
+
+def _probe(uf, dtype, fn, data):
+    """``(fn, data)`` where the loop gives ``uf``'s own bits on every pair of special and
+    ordinary values, else None."""
+    import numpy as np
+
+    # the probe: every pair of special and ordinary values, through the loop and the ufunc
+    values = np.array([0.0, -0.0, 1.0, -1.5, 0.5, 3.25, 1e-40, -1e-310, 60.0, -90.0, 1e30,
+                       np.inf, -np.inf, np.nan], dtype)
+    x = np.repeat(values, values.size) if uf.nin == 2 else values
+    ins = (x, np.tile(values, values.size)) if uf.nin == 2 else (x,)
+    out = np.empty(x.size, dtype)
+    lib = library()
+    if lib is None:
+        return None
+    p = [address(a) for a in ins + (out,)] + [None]
+    item = dtype.itemsize
+    lib.ember_ufunc_split(fn, data, uf.nin + 1, p[0], p[1], p[2], item, item, item, x.size,
+                          x.size, 1)
+    with np.errstate(all="ignore"):
+        want = uf(*ins)
+    if want.dtype != dtype or not np.array_equal(want.view(f"u{item}"), out.view(f"u{item}")):
+        return None
+    return fn, data
+
+
+def ufunc(uf, a, b=None, out=None):
+    """``uf(a)`` or ``uf(a, b)`` (a NumPy ufunc of one output, ``b`` None for one input) split
+    over kernels.c's pool with NumPy's own inner loop: the same bits as the call, on two
+    threads or more where the operands are big. The operands: C-contiguous float32 or float64
+    arrays of one shape and dtype, or a Python number beside one (made the array's dtype, as
+    NumPy makes it); ``out``, where given, such an array too (an input, for in place). None,
+    with nothing computed, where it does not apply: under ``UFUNC_MIN`` elements, another
+    dtype, layout or shape, one thread, no kernels, a ufunc without such a loop."""
+    import numpy as np
+
+    nd = np.ndarray
+    arr = a if a.__class__ is nd else b
+    if arr.__class__ is not nd or arr.size < UFUNC_MIN:
+        return None
+    dt = arr.dtype
+    if dt.num not in _UFUNC_TYPES or not arr.flags.c_contiguous:
+        return None
+    unary = b is None
+    if uf.nin != (1 if unary else 2):
         return None
     from .._parallel import native_threads
 
-    if native_threads(mind_blas=False) < 2:
+    threads = native_threads(mind_blas=False)
+    if threads < 2:
         return None
-    fn = kernel(f"ember_{op}_{suffix}")
+    loop = _ufunc_loop(uf, dt)
+    if loop is None:
+        return None
+    item = dt.itemsize
+    steps = [item, item, item]
+    operands = [a] if unary else [a, b]
+    for i, o in enumerate(operands):
+        if o.__class__ is nd:
+            if o is not arr and (o.shape != arr.shape or o.dtype != dt
+                                 or not o.flags.c_contiguous):
+                return None
+        elif o.__class__ is float or o.__class__ is int:
+            try:
+                operands[i] = np.array(o, dt)
+            except (OverflowError, ValueError):
+                return None
+            steps[i] = 0
+        else:
+            return None
+    if out is None:
+        out = np.empty(arr.shape, dt)
+    elif out.__class__ is not nd or out.shape != arr.shape or out.dtype != dt \
+            or not out.flags.c_contiguous:
+        return None
+    p = [address(o) for o in operands] + [address(out)]
+    if unary:
+        p.append(None)
+    if not _state["lib"].ember_ufunc_split(loop[0], loop[1], len(operands) + 1, p[0], p[1],
+                                           p[2], steps[0], steps[1], steps[2], arr.size,
+                                           UFUNC_GRAIN, threads):
+        return None
+    return out
+
+
+#: NumPy's type numbers of float32 and float64, what ``ufunc`` splits
+_UFUNC_TYPES = frozenset({11, 12})
+
+
+def column_sums(d):
+    """``np.add.reduce(d, axis=0)`` of a C-contiguous 2-D float32 or float64 NumPy array with
+    two rows or more, in one native pass (the same additions in the same order: the same
+    bits), its columns split over kernels.c's pool where there are many; None where the
+    kernels are unavailable or the array is another kind. NumPy runs such a reduction one row
+    at a time (a 512 x 64 bias gradient: 12 us; here ~2)."""
+    import numpy as np
+
+    if d.__class__ is not np.ndarray or d.ndim != 2 or d.shape[0] < 2 \
+            or not d.flags.c_contiguous:
+        return None
+    suffix = _FLOAT_SUFFIX.get(d.dtype.num)
+    fn = None if suffix is None else kernel(f"ember_column_sums_{suffix}")
     if fn is None:
         return None
-    if out is None:
-        out = np.empty(a.shape, a.dtype)
-    item = a.dtype.itemsize
-    by_rows(fn, a.size, POINTWISE_GRAIN, [(address(a), item), (address(b), item),
+    rows, cols = d.shape
+    out = np.empty(cols, d.dtype)
+    # chunks of whole cache lines of columns, each with POINTWISE_GRAIN elements or more
+    grain = -(-max(16, -(-POINTWISE_GRAIN // rows)) // 16) * 16
+    if cols < 2 * grain:  # one chunk: the kernel itself (by_rows' wrapper costs 2 us)
+        fn(address(d), address(out), cols, rows, cols)
+    else:
+        item = d.dtype.itemsize
+        by_rows(fn, cols, grain, [(address(d), item), (address(out), item)], rows, cols)
+    return out
+
+
+def embedding_grad(idx, g, num: int):
+    """The float64 sums ``acc[idx[i]] += g[i]`` (``acc`` of ``num`` rows of ``g.shape[1]``
+    zeros) of an embedding's float32 gradient rows ``g`` (2-D, C-contiguous) at int64
+    indices ``idx`` (1-D, each in ``[0, num)``), in index order: what a ``bincount`` over
+    (row, column) pairs sums, in one pass. None where the kernels are unavailable or the
+    arrays are of another kind."""
+    import numpy as np
+
+    if g.__class__ is not np.ndarray or idx.__class__ is not np.ndarray \
+            or g.dtype.num != 11 or idx.dtype != np.int64 or g.ndim != 2 \
+            or idx.shape != g.shape[:1] or not g.flags.c_contiguous \
+            or not idx.flags.c_contiguous:
+        return None
+    fn = kernel("ember_embedding_grad_f32")
+    if fn is None:
+        return None
+    acc = np.zeros((num, g.shape[1]), np.float64)
+    fn(address(idx), address(g), address(acc), idx.size, g.shape[1])
+    return acc
+
+
+def tanh_backward(g, y):
+    """``g * (1 - y * y)`` of two NumPy arrays of one shape and float dtype (C-contiguous) in
+    one pass, rounded step by step as NumPy's three passes (the same bits), split over
+    kernels.c's pool where big; None where it does not apply."""
+    import numpy as np
+
+    if g.__class__ is not np.ndarray or y.__class__ is not np.ndarray or g.dtype != y.dtype \
+            or g.shape != y.shape or not g.flags.c_contiguous or not y.flags.c_contiguous:
+        return None
+    suffix = _FLOAT_SUFFIX.get(g.dtype.num)
+    fn = None if suffix is None else kernel(f"ember_tanh_backward_{suffix}")
+    if fn is None:
+        return None
+    out = np.empty(g.shape, g.dtype)
+    item = g.dtype.itemsize
+    by_rows(fn, g.size, POINTWISE_GRAIN, [(address(g), item), (address(y), item),
                                          (address(out), item)])
     return out
+
+
+#: kernels' suffixes by NumPy's type number (float32: 11, float64: 12)
+_FLOAT_SUFFIX = {11: "f32", 12: "f64"}
 
 
 def native_arrays(*arrays) -> bool:

@@ -11,6 +11,8 @@ import heapq
 import itertools
 import threading
 
+import numpy as np
+
 from .. import _memory_format as _mf
 from .. import _native
 from .._forksafe import reinit_in_child
@@ -219,7 +221,7 @@ def _add_into_grad(var, grad, gd, create_graph: bool, taken: set) -> None:
         var._grad = _make(old._data + gd, var._device)
     else:
         od = old._data
-        if _native.binary("add", od, gd, od) is None:  # a big one split over the threads
+        if _native.ufunc(np.add, od, gd, od) is None:  # a big one split over the threads
             od += gd
 
 

@@ -170,12 +170,13 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
     ``tensor_node_name``: the node's name when both operands are tensors, where PyTorch's
     overloads name them apart (``PowBackward1`` for a tensor exponent, ``PowBackward0`` for a
     number).
-    ``threaded``: ``name`` is one of ``_native.binary``'s operations, which two big
-    C-contiguous float arrays of one shape go through (the same bits, over the native pool).
+    ``threaded``: ``fwd`` is a NumPy ufunc that big C-contiguous float operands (two arrays
+    of one shape, or an array and a number) run over the native pool (``_native.ufunc``: the
+    ufunc's own loop, so the same bits).
     """
     Node = NodeTT = None
     # one size comparison on the common path (a Python call there cost 0.12 us an add)
-    least = _native.BINARY_MIN if threaded else 1 << 62
+    least = _native.UFUNC_MIN if threaded else 1 << 62
     if backward is not None:
         def _bw(node, grad, _raw=backward):
             ga, gb = _raw(node, grad)
@@ -228,7 +229,7 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
                         # NumPy's would be C order (computed in it, not copied to it)
                         if not ad.flags.c_contiguous:
                             r = _iter_apply(fwd, ad, bd)
-                        elif ad.size < least or (r := _native.binary(name, ad, bd)) is None:
+                        elif ad.size < least or (r := _native.ufunc(fwd, ad, bd)) is None:
                             r = fwd(ad, bd)
                     except ValueError:
                         broadcast_shape(ad.shape, bd.shape)
@@ -283,7 +284,8 @@ def binary_op(name: str, fwd, backward=None, *, kind: str = "arith", saves: str 
             try:
                 if dt is _F32 or dt is _F64 or dt is _I64 or dt is not _BF16 and (
                         not gaps or dt not in missing):
-                    r = fwd(ad, bd)
+                    if a_arr.size < least or (r := _native.ufunc(fwd, ad, bd)) is None:
+                        r = fwd(ad, bd)
                 elif dt is _BF16:
                     r = in_float32(fwd, ad, bd)
                 else:  # PyTorch checks the shapes first
@@ -334,6 +336,9 @@ def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: st
     default = _dtype.get_default_dtype
     kernel, missing = _dtype.missing_kernel(name)  # dtypes PyTorch's kernel has no case for
     gaps = bool(missing)
+    # a NumPy ufunc's big C-contiguous float operands run over the native pool (its own
+    # loop: the same bits); one size comparison on the common path
+    least = _native.UFUNC_MIN if fwd.__class__ is np.ufunc else 1 << 62
 
     def op(input):
         try:
@@ -354,7 +359,8 @@ def unary_op(name: str, fwd, backward=None, *, to_float: bool = False, saves: st
             dt = d.dtype
             if dt is _F32 or dt is _F64 or dt is _I64 or dt is not _BF16 and (
                     not gaps or dt not in missing):
-                r = fwd(d)
+                if d.size < least or (r := _native.ufunc(fwd, d)) is None:
+                    r = fwd(d)
             elif dt is _BF16:
                 r = in_float32(fwd, d)
             else:

@@ -390,7 +390,7 @@ def gelu_backward_arrays(gd, x, deriv, approximate: str):
     from the input ``x``, fused with the product for float32. Shared with compile."""
     if deriv is not None:  # gelu'(x), computed by the forward
         if gd.shape == deriv.shape and gd.dtype == deriv.dtype:
-            r = _native.binary("mul", gd, deriv)
+            r = _native.ufunc(np.multiply, gd, deriv)
             if r is None:
                 r = np.multiply(gd, deriv)
         else:

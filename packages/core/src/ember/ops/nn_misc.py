@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native
 from .. import _memory_format as _mf
 from .._device import check_same_device, refuse_meta, xp_of
 from .._dtype import scalar_type_name
@@ -359,6 +359,15 @@ def _embedding_grad_array(node, gd):
     gw = xp.zeros((num, dim), gd.dtype)
     if not idx.size or not dim:
         return gw
+    if not scale_by_freq and num * dim <= max(4 * gd.size, 1 << 16):
+        # few rows: every row's float64 sum in one pass, the bincount's additions in its order
+        acc = _native.embedding_grad(idx.astype(np.int64, copy=False),
+                                     gd.reshape(-1, dim), num)
+        if acc is not None:
+            gw = acc.astype(gd.dtype)
+            if padding_idx >= 0:
+                gw[padding_idx] = 0
+            return gw
     rows, inverse, counts = xp.unique(idx, return_inverse=True, return_counts=True)
     pairs = (inverse.reshape(-1, 1) * dim + xp.arange(dim)).reshape(-1)
     sums = xp.bincount(pairs, weights=gd.reshape(-1), minlength=rows.size * dim)
