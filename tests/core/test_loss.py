@@ -210,6 +210,63 @@ def test_cross_entropy_fused_matches_log_softmax_then_nll(shape, kw, dtype):
     np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), **tol)
 
 
+@pytest.mark.parametrize("kw", [{}, {"reduction": "sum", "ignore_index": 2},
+                                {"reduction": "none", "weight": True}])
+@pytest.mark.parametrize("rows, classes", [(6, 5), (2048, 512), (300, 27)])
+def test_cross_entropy_native_rows_have_log_softmax_bits(monkeypatch, kw, rows, classes):
+    """(N, C) float32 logits take kernels.c's one pass set per row (split over the native
+    pool for many rows): the loss bit for bit nll_loss(log_softmax(x)), whose native kernel
+    makes the same operations, with a row of +-inf and NaN among them; the gradient that of
+    the NumPy formulation (EMBER_NATIVE=0) to float rounding, and the backward kernel's bits
+    the two NumPy passes' on the same exponentials."""
+    from ember import _native
+
+    if _native.kernel("ember_cross_entropy_f32") is None:
+        pytest.skip("no native kernels here")
+    rng = np.random.default_rng(4)
+    xa = (rng.standard_normal((rows, classes)) * 8).astype(np.float32)
+    xa[1, :3] = [np.inf, -np.inf, 0.0]
+    xa[2, 0] = np.nan
+    xa[3] = -np.inf
+    t = ember.tensor(rng.integers(0, classes, rows))
+    kw = dict(kw)
+    if kw.pop("weight", False):
+        kw["weight"] = ember.tensor(rng.uniform(0.5, 2.0, classes).astype(np.float32))
+    if "ignore_index" in kw:
+        kw["ignore_index"] = min(kw["ignore_index"], classes - 1)
+    finite = slice(4, None)
+
+    def run(x):
+        xt = ember.tensor(x, requires_grad=True)
+        loss = L.cross_entropy(xt, t[finite] if x.shape[0] == rows - 4 else t, **kw)
+        loss.backward(ember.ones_like(loss))
+        return loss.detach().numpy(), xt.grad.numpy()
+
+    calls = []
+    real = _native.kernel
+    monkeypatch.setattr(_native, "kernel", lambda name: calls.append(name) or real(name))
+    fused, _ = run(xa)
+    plain = _unfused_cross_entropy(ember.tensor(xa), t, **kw).numpy()
+    np.testing.assert_array_equal(fused.view(np.uint32), plain.view(np.uint32))
+    assert {"ember_cross_entropy_f32", "ember_cross_entropy_backward_f32"} <= set(calls)
+    native, native_grad = run(xa[finite])
+    monkeypatch.setenv("EMBER_NATIVE", "0")
+    numpy_loss, numpy_grad = run(xa[finite])
+    monkeypatch.delenv("EMBER_NATIVE")
+    np.testing.assert_allclose(native, numpy_loss, rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(native_grad, numpy_grad, rtol=1e-5, atol=1e-7)
+    # the backward kernel alone against the NumPy passes, on the same e and z
+    e, z, picked = L._native_cross_entropy(xa[finite], 1, np.ascontiguousarray(t.numpy()[finite]))
+    minus_a = rng.standard_normal(rows - 4).astype(np.float32)
+    tc = np.ascontiguousarray(t.numpy()[finite])
+    got = np.empty_like(e)
+    assert L._native_cross_entropy_bw(e, z, minus_a, tc, got, 1)
+    want = e * (-minus_a.reshape(z.shape) / z)
+    want[np.arange(rows - 4), tc] += minus_a
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert not L._native_cross_entropy_bw(e, z, minus_a, tc, got, 0)  # classes not last
+
+
 def test_cross_entropy_fused_backward_with_retain_graph_hooks_and_create_graph():
     x = t64(X, requires_grad=True)
     t = ember.tensor(IDX)

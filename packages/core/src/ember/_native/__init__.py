@@ -74,6 +74,8 @@ _SIGNATURES = {
     "ember_layer_norm_backward_f32": (_P,) * 8 + (_N, _N),
     "ember_softmax_f32": (_P, _P, _P, _P, _N, _N, ctypes.c_int),
     "ember_softmax_backward_f32": (_P, _P, _P, _N, _N),
+    "ember_cross_entropy_f32": (_P, _P, _P, _P, _P, _N, _N),
+    "ember_cross_entropy_backward_f32": (_P, _P, _P, _P, _P, _N, _N),
     "ember_lstm_gates_f32": (_P, _P, _P, _P, _P, _N, _N),
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
     "ember_panel_gemm_available": (),

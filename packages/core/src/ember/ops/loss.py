@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native
 from .._device import check_same_device, fused_kernel, xp_of
 from .._dtype import scalar_type_name
 from .._format import shape_str
@@ -31,7 +31,14 @@ from . import _special
 from ._casts import cast_to
 from ._promotion import broadcast_shape
 from ._signatures import REDUCTION_ENUM, check_binds
-from .activation import _log_softmax_bw, log_softmax, logsigmoid, softplus
+from .activation import (
+    _SOFTMAX_GRAIN,
+    _log_softmax_bw,
+    _native_rows,
+    log_softmax,
+    logsigmoid,
+    softplus,
+)
 from .indexing import AdvancedIndex, scatter_by
 from .pointwise import where
 from .reduction import _extreme_of
@@ -279,10 +286,32 @@ def _ce_log_softmax_bw(node, g):
     if hint is None or hint[0] is not g._data or node._pre_hooks or node._retain:
         return _log_softmax_bw(node, g)
     gx, spec, minus_a = hint
-    xp = xp_of(g)
-    xp.multiply(e, -minus_a.reshape(z.shape) / z, out=gx)
-    spec.set(gx, spec.get(gx) + minus_a, xp)
+    if not _native_cross_entropy_bw(e, z, minus_a, spec.adv[node.ctx], gx, node.ctx):
+        xp = xp_of(g)
+        xp.multiply(e, -minus_a.reshape(z.shape) / z, out=gx)
+        spec.set(gx, spec.get(gx) + minus_a, xp)
     return (g,)
+
+
+def _native_cross_entropy_bw(e, z, minus_a, tc, gx, ca) -> bool:
+    """The two passes above (``gx = e * (a / z)``, then ``a`` added at the targets) in one
+    native pass per row, the same operations (the same bits), rows split over the native
+    pool; False (nothing written) where the arrays are not ``_native_cross_entropy``'s."""
+    shape = _native_rows(e, ca) if e.__class__ is np.ndarray and e.ndim == 2 else None
+    fn = None if shape is None else _native.kernel("ember_cross_entropy_backward_f32")
+    if fn is None or gx.__class__ is not np.ndarray or gx.shape != e.shape \
+            or gx.dtype != np.float32 or not gx.flags.c_contiguous \
+            or minus_a.__class__ is not np.ndarray or minus_a.dtype != np.float32 \
+            or minus_a.shape != tc.shape or tc.__class__ is not np.ndarray \
+            or tc.dtype != np.int64 or z.size != tc.size or tc.size != shape[0]:
+        return False
+    rows, n = shape
+    minus_a, tc = np.ascontiguousarray(minus_a), np.ascontiguousarray(tc)
+    address = _native.address
+    _native.by_rows(fn, rows, -(-_SOFTMAX_GRAIN // n),
+                    [(address(e), 4 * n), (address(z), 4), (address(minus_a), 4),
+                     (address(tc), 8), (address(gx), 4 * n)], n)
+    return True
 
 
 CrossEntropyLogSoftmaxBackward0 = make_node_class("LogSoftmaxBackward0", _ce_log_softmax_bw)
@@ -334,6 +363,26 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise
 
 
+def _native_cross_entropy(d, ca, tc):
+    """``(e, z, picked)`` of ``_fused_cross_entropy`` from kernels.c in one pass set per row
+    (log_softmax's native operations, so its bits), for C-contiguous float32 ``(N, C)``
+    logits; rows split over the native pool. None where it does not apply."""
+    shape = _native_rows(d, ca) if d.ndim == 2 else None  # (N, C): classes last
+    fn = None if shape is None else _native.kernel("ember_cross_entropy_f32")
+    if fn is None or tc.__class__ is not np.ndarray or tc.dtype != np.int64:
+        return None
+    rows, n = shape
+    tc = np.ascontiguousarray(tc)
+    e = np.empty(d.shape, np.float32)
+    z = np.empty(d.shape[:-1] + (1,), np.float32)
+    picked = np.empty(tc.shape, np.float32)
+    address = _native.address
+    _native.by_rows(fn, rows, -(-_SOFTMAX_GRAIN // n),
+                    [(address(d), 4 * n), (address(tc), 8), (address(e), 4 * n),
+                     (address(z), 4), (address(picked), 4)], n)
+    return e, z, picked
+
+
 def _fused_cross_entropy(input, target, weight, ignore_index, reduction, ca):
     """``nll_loss(log_softmax(input, ca), target)`` without the log-probabilities: ``e =
     exp(x - max)`` and ``z = e.sum(ca)`` give the loss at the targets, ``(x - max) - log(z)``
@@ -343,14 +392,18 @@ def _fused_cross_entropy(input, target, weight, ignore_index, reduction, ca):
     spec, w_row = _nll_target(input, target, weight, ignore_index)
     d = input._data
     xp = xp_of(input)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        m = _extreme_of(d, (ca,), True, True)
-        e = d - m
-        xp.exp(e, out=e)
-        z = e.sum(ca, keepdims=True)
-        logz = xp.log(z)
-    shape = spec.adv[ca].shape
-    picked = (spec.get(d) - m.reshape(shape)) - logz.reshape(shape)
+    native = _native_cross_entropy(d, ca, spec.adv[ca])
+    if native is not None:
+        e, z, picked = native
+    else:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            m = _extreme_of(d, (ca,), True, True)
+            e = d - m
+            xp.exp(e, out=e)
+            z = e.sum(ca, keepdims=True)
+            logz = xp.log(z)
+        shape = spec.adv[ca].shape
+        picked = (spec.get(d) - m.reshape(shape)) - logz.reshape(shape)
     # the log-probabilities are not made: the tensor standing for them carries the graph's
     # edge, and nothing reads its (broadcast zero) array
     logp = _make(xp.broadcast_to(xp.zeros((), d.dtype), d.shape), input._device)
