@@ -423,7 +423,7 @@ def ufunc(uf, a, b=None, out=None):
     if arr.__class__ is not nd or arr.size < UFUNC_MIN:
         return None
     dt = arr.dtype
-    if dt.num not in _UFUNC_TYPES or not arr.flags.c_contiguous:
+    if dt.num not in _FLOAT_SUFFIX or not arr.flags.c_contiguous:
         return None
     unary = b is None
     if uf.nin != (1 if unary else 2):
@@ -433,7 +433,8 @@ def ufunc(uf, a, b=None, out=None):
     threads = native_threads(mind_blas=False)
     if threads < 2:
         return None
-    loop = _ufunc_loop(uf, dt)
+    lib = library()  # (EMBER_NATIVE is read on every call, as for every kernel)
+    loop = None if lib is None else _ufunc_loop(uf, dt)
     if loop is None:
         return None
     item = dt.itemsize
@@ -460,15 +461,10 @@ def ufunc(uf, a, b=None, out=None):
     p = [address(o) for o in operands] + [address(out)]
     if unary:
         p.append(None)
-    if not _state["lib"].ember_ufunc_split(loop[0], loop[1], len(operands) + 1, p[0], p[1],
-                                           p[2], steps[0], steps[1], steps[2], arr.size,
-                                           UFUNC_GRAIN, threads):
+    if not lib.ember_ufunc_split(loop[0], loop[1], len(operands) + 1, p[0], p[1], p[2],
+                                 steps[0], steps[1], steps[2], arr.size, UFUNC_GRAIN, threads):
         return None
     return out
-
-
-#: NumPy's type numbers of float32 and float64, what ``ufunc`` splits
-_UFUNC_TYPES = frozenset({11, 12})
 
 
 def column_sums(d):
@@ -482,8 +478,7 @@ def column_sums(d):
     if d.__class__ is not np.ndarray or d.ndim != 2 or d.shape[0] < 2 \
             or not d.flags.c_contiguous:
         return None
-    suffix = _FLOAT_SUFFIX.get(d.dtype.num)
-    fn = None if suffix is None else kernel(f"ember_column_sums_{suffix}")
+    fn = _float_kernel("ember_column_sums", d.dtype)
     if fn is None:
         return None
     rows, cols = d.shape
@@ -507,7 +502,7 @@ def embedding_grad(idx, g, num: int):
     import numpy as np
 
     if g.__class__ is not np.ndarray or idx.__class__ is not np.ndarray \
-            or g.dtype.num != 11 or idx.dtype != np.int64 or g.ndim != 2 \
+            or g.dtype != np.float32 or idx.dtype != np.int64 or g.ndim != 2 \
             or idx.shape != g.shape[:1] or not g.flags.c_contiguous \
             or not idx.flags.c_contiguous:
         return None
@@ -528,8 +523,7 @@ def tanh_backward(g, y):
     if g.__class__ is not np.ndarray or y.__class__ is not np.ndarray or g.dtype != y.dtype \
             or g.shape != y.shape or not g.flags.c_contiguous or not y.flags.c_contiguous:
         return None
-    suffix = _FLOAT_SUFFIX.get(g.dtype.num)
-    fn = None if suffix is None else kernel(f"ember_tanh_backward_{suffix}")
+    fn = _float_kernel("ember_tanh_backward", g.dtype)
     if fn is None:
         return None
     out = np.empty(g.shape, g.dtype)
@@ -539,8 +533,15 @@ def tanh_backward(g, y):
     return out
 
 
-#: kernels' suffixes by NumPy's type number (float32: 11, float64: 12)
+#: kernels' suffixes by NumPy's type number (float32: 11, float64: 12): the dtypes that
+#: ``ufunc`` splits and the float kernels of both widths take
 _FLOAT_SUFFIX = {11: "f32", 12: "f64"}
+
+
+def _float_kernel(name: str, dtype):
+    """Kernel ``<name>_f32`` or ``<name>_f64`` for a float32 or float64 ``dtype``, else None."""
+    suffix = _FLOAT_SUFFIX.get(dtype.num)
+    return None if suffix is None else kernel(f"{name}_{suffix}")
 
 
 def native_arrays(*arrays) -> bool:

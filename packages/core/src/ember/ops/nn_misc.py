@@ -356,10 +356,7 @@ def _embedding_grad_array(node, gd):
     xp = xp_of(gd)
     dim = gd.shape[-1]
     idx = node.saved[0]._data.reshape(-1)
-    gw = xp.zeros((num, dim), gd.dtype)
-    if not idx.size or not dim:
-        return gw
-    if not scale_by_freq and num * dim <= max(4 * gd.size, 1 << 16):
+    if idx.size and dim and not scale_by_freq and num * dim <= max(4 * gd.size, 1 << 16):
         # few rows: every row's float64 sum in one pass, the bincount's additions in its order
         acc = _native.embedding_grad(idx.astype(np.int64, copy=False),
                                      gd.reshape(-1, dim), num)
@@ -368,6 +365,9 @@ def _embedding_grad_array(node, gd):
             if padding_idx >= 0:
                 gw[padding_idx] = 0
             return gw
+    gw = xp.zeros((num, dim), gd.dtype)
+    if not idx.size or not dim:
+        return gw
     rows, inverse, counts = xp.unique(idx, return_inverse=True, return_counts=True)
     pairs = (inverse.reshape(-1, 1) * dim + xp.arange(dim)).reshape(-1)
     sums = xp.bincount(pairs, weights=gd.reshape(-1), minlength=rows.size * dim)
