@@ -381,6 +381,32 @@ def test_fullgraph_raises_on_a_graph_break():
         f(ember.ones(3))
 
 
+def test_nested_tensor_inputs_run_eagerly(monkeypatch):
+    # PyTorch compiles jagged nested tensors; ember.compile has no one array to capture for
+    # them, so such a call runs eagerly (a graph break) instead of failing
+    lin = nn.Linear(4, 4)
+    nt = ember.nested.nested_tensor([ember.randn(2, 4), ember.randn(3, 4)],
+                                    layout=ember.jagged)
+
+    def f(x, scale):
+        return lin(x).relu() * scale
+
+    compiled = ember.compile(f)
+    for _ in range(2):
+        out = compiled(nt, 2.0)
+        assert out.is_nested and out.shape[0] == 2
+        for got, want in zip(out.unbind(), f(nt, 2.0).unbind()):
+            assert ember.equal(got, want)
+    assert ember.equal(compiled(ember.ones(1, 4), 2.0), f(ember.ones(1, 4), 2.0))
+    module = ember.compile(lin)
+    assert ember.equal(module(nt).unbind()[1], lin(nt).unbind()[1])
+    monkeypatch.setattr(config, "warn_on_graph_break", True)
+    with pytest.warns(UserWarning, match=r"input arg1\['x'\] is a nested tensor"):
+        ember.compile(lambda s, d: f(d["x"], s))(1.0, {"x": nt})
+    with pytest.raises(GraphBreakError, match="input arg0 is a nested tensor"):
+        ember.compile(f, fullgraph=True)(nt, 2.0)
+
+
 # -- training steps ------------------------------------------------------------------------------
 
 def _train(make_model, make_opt, inputs, steps=4, compiled=True):

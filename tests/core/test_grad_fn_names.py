@@ -210,3 +210,17 @@ def test_dist_records_distbackward_with_the_norms_gradient(p):
     if p in (2, 3):
         assert gradgradcheck(lambda a, b: ember.dist(a, b, p), (a, b))
     assert ember.dist(a.detach(), b.detach(), p).grad_fn is None
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("kwargs", [{}, {"num_layers": 2}, {"bidirectional": True}])
+def test_recurrent_final_states_are_stacked(mode, kwargs):
+    # PyTorch stacks h_n (and c_n) even for one layer: a print of the hidden state shows
+    # grad_fn=<StackBackward0>, and an unbatched input's is squeezed from it
+    ember.manual_seed(0)
+    m = getattr(ember.nn, mode)(3, 3, **kwargs)
+    for x, name in ((ember.randn(2, 1, 3), "StackBackward0"),
+                    (ember.randn(2, 3), "SqueezeBackward1")):
+        _, h = m(x)
+        for state in (h if mode == "LSTM" else (h,)):
+            assert type(state.grad_fn).__name__ == name

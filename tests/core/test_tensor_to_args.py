@@ -38,6 +38,43 @@ def test_invalid_combinations_match_pytorch():
     assert str(info.value) == want
 
 
+@pytest.mark.parametrize("kwargs, got", [
+    ({"requires_grad": True}, "(requires_grad=bool, )"),  # no positional: PyTorch's ", "
+    ({"foo": 1, "requires_grad": True}, "(requires_grad=bool, foo=int, )"),  # last first
+])
+def test_invalid_keywords(kwargs, got):
+    with pytest.raises(TypeError, match=re.escape(_INVALID + got + ", but expected one of:")):
+        ember.zeros(3).to(**kwargs)
+
+
+def test_invalid_keywords_match_pytorch():
+    torch = _torch()
+    for call in (lambda m: m.zeros(3).to(foo=1, requires_grad=True),
+                 lambda m: m.zeros(3).to(m.float64, a=1, b=2.0)):
+        with pytest.raises(TypeError) as want:
+            call(torch)
+        with pytest.raises(TypeError) as got:
+            call(ember)
+        assert str(got.value) == str(want.value)
+
+
+def test_a_python_number_is_the_tensor_overload():
+    # PyTorch's parser wraps a number as a CPU tensor: to(1.5) is to(float64), to(True) is
+    # to(bool); an int is a device index (the current accelerator's, none here)
+    x = ember.zeros(3)
+    assert x.to(1.5).dtype == ember.float64 and x.to(True).dtype == ember.bool
+    assert x.to(1j).dtype == ember.complex128
+    y = x.to(1.5, False, True)  # non_blocking, copy
+    assert y.dtype == ember.float64 and y.device.type == "cpu"
+    z = x.double()
+    assert z.to(2.0) is z and z.to(2.0, copy=True) is not z
+    if not ember.backends.cuda.is_built():
+        for call in (lambda: x.to(2), lambda: ember.device(0), lambda: ember.zeros(1, device=1)):
+            with pytest.raises(RuntimeError, match="Cannot access accelerator device when none "
+                                                   "is available."):
+                call()
+
+
 def test_too_many_positional():
     with pytest.raises(TypeError, match=re.escape(
             "to() takes from 0 to 4 positional arguments but 5 were given")):

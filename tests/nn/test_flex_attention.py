@@ -480,6 +480,19 @@ def test_bad_shapes_raise_torch_errors(shapes):
                 lambda: _torch_flex(*_torch(*arrays)))
 
 
+def test_nested_inputs_raise_torch_error():
+    # checked before anything else, as PyTorch does (a jagged layout's components would
+    # otherwise meet the math path's shape rules)
+    e = [ember.nested.nested_tensor([ember.randn(2, n, 4), ember.randn(2, n + 2, 4)],
+                                    layout=ember.jagged) for n in (3, 3, 3)]
+    t = [torch.nested.nested_tensor([torch.randn(2, n, 4), torch.randn(2, n + 2, 4)],
+                                    layout=torch.jagged) for n in (3, 3, 3)]
+    _same_error(NotImplementedError, lambda: EF.flex_attention(*e), lambda: _torch_flex(*t))
+    dense = _ember(*[np.zeros((1, 2, 3, 4), np.float32)] * 2)
+    with pytest.raises(NotImplementedError, match="does not support NestedTensor inputs"):
+        EF.flex_attention(*dense, e[2])
+
+
 def test_gqa_head_multiple_and_block_mask_length_errors_match_torch():
     arrays = [np.zeros(s, np.float32) for s in ((1, 3, 4, 2), (1, 2, 4, 2), (1, 2, 4, 2))]
     _same_error(ValueError, lambda: EF.flex_attention(*_ember(*arrays), enable_gqa=True),

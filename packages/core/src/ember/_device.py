@@ -44,6 +44,11 @@ class device:
                 raise ValueError("device(): index must not be given with a device object")
             return type
         if isinstance(type, int) and not isinstance(type, bool):
+            # an index alone names the current accelerator's device (PyTorch 2.13)
+            from .backends import cuda as cuda_backend
+
+            if not cuda_backend.is_built():
+                raise RuntimeError("Cannot access accelerator device when none is available.")
             type, index = "cuda", type
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid combination of arguments: {type!r}")

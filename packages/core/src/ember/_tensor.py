@@ -1057,11 +1057,10 @@ def _to_type_name(a) -> str:
 
 
 def _to_invalid(args, kwargs) -> TypeError:
+    from .ops._signatures import _got_types
     from .ops.numeric import _invalid_args
 
-    got = [_to_type_name(a) for a in args] + [f"{k}={_to_type_name(v)}"
-                                              for k, v in kwargs.items()]
-    return _invalid_args("to", ", ".join(got), _TO_OVERLOADS)
+    return _invalid_args("to", _got_types(args, kwargs, _to_type_name), _TO_OVERLOADS)
 
 
 def _is_dtype_arg(a) -> bool:
@@ -1077,6 +1076,10 @@ def _real_part(v: complex, c_type: str) -> float:
     if v.imag:
         raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
     return v.real
+
+
+#: a Python number as ``to``'s tensor argument (an int is a device index): its tensor's dtype
+_NUMBER_AS_TENSOR = {float: "float64", bool: "bool", complex: "complex128"}
 
 
 def _parse_to(self, *args, **kwargs):
@@ -1096,12 +1099,16 @@ def _parse_to(self, *args, **kwargs):
     if nargs > 4:
         raise TypeError(f"to() takes from 0 to 4 positional arguments but {nargs} were given")
     first = args[0] if args else None
-    if isinstance(first, Tensor) or (first is not None and _is_dtype_arg(first)):
+    number = _NUMBER_AS_TENSOR.get(first.__class__)
+    if isinstance(first, Tensor) or number is not None or (
+            first is not None and _is_dtype_arg(first)):
         names = ("non_blocking", "copy")  # the tensor and dtype overloads
         if nargs > 3 or "device" in kwargs or "dtype" in kwargs:
             raise _to_invalid(args, kwargs)
         if isinstance(first, Tensor):
             dev, dt = first._device, first.dtype
+        elif number is not None:  # PyTorch's parser wraps it as a CPU tensor (to(1.5): double)
+            dev, dt = CPU, getattr(_dtype, number)
         else:
             dev, dt = None, first
         rest = args[1:]

@@ -136,6 +136,23 @@ def is_compiling() -> bool:
     return current_compile() is not None or _custom.tracing()
 
 
+def _nested_input(args, kwargs) -> str | None:
+    """The path of the first nested tensor among a call's arguments (in tuples, lists and
+    dicts), or None."""
+    from ..nested._tensor import NestedTensor
+
+    todo = [(f"arg{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
+    while todo:
+        path, value = todo.pop()
+        if isinstance(value, NestedTensor):
+            return path
+        if isinstance(value, (tuple, list)):
+            todo += [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        elif isinstance(value, dict):
+            todo += [(f"{path}[{k!r}]", v) for k, v in value.items()]
+    return None
+
+
 def _report_graph_break(fn, reason, stacklevel: int) -> None:
     """A graph break is silent unless ``config.warn_on_graph_break`` asks for a warning."""
     if config.warn_on_graph_break:
@@ -331,6 +348,15 @@ class CompiledFunction:
         from ._guards import guard_code
 
         if _custom.tracing() or self._cache_full():  # inside a custom backend's trace: inlined
+            return self._fn(*args, **kwargs)
+        nested = _nested_input(args, kwargs)
+        if nested is not None:
+            # a nested (jagged) tensor has no one array to capture: such a call runs eagerly
+            # (no entry: each call with nested inputs is checked here again)
+            reason = f"input {nested} is a nested tensor, which ember.compile does not capture"
+            if self._fullgraph:
+                raise GraphBreakError(f"graph break with fullgraph=True: {reason}")
+            _report_graph_break(self._fn, reason, stacklevel=3)
             return self._fn(*args, **kwargs)
         captured = capture_call(self._fn, args, kwargs, self._fullgraph)
         name = f"entry{len(self._entries)}"

@@ -19,8 +19,11 @@ __all__ = ["ExportedProgram", "ExportGraphSignature", "InputKind", "OutputKind",
            "GuardError", "Record"]
 
 
-class GuardError(RuntimeError):
-    """Inputs that break an assumption of the capture (shape, dtype, a branch taken)."""
+class GuardError(RuntimeError, AssertionError):
+    """Inputs that break an assumption of the capture (shape, dtype, a branch taken). It is
+    both a ``RuntimeError`` (what PyTorch raised up to 2.5, "Expected input ... to be equal
+    to ...", whose wording it keeps) and an ``AssertionError`` (what PyTorch 2.6+ raises,
+    "Guard failed: ..."), so either ``except`` of a ported script catches it."""
 
 
 class InputKind(enum.Enum):

@@ -282,15 +282,22 @@ def _describe(x) -> str:
     return _tp_name(x)
 
 
+def _got_types(args: tuple, kwargs: dict, type_name=None) -> str:
+    """What ``torch::format_invalid_args`` prints between the parentheses after "got": the
+    arguments' types, then the keywords as ``name=type``. PyTorch keeps the keywords in a C++
+    hash map; with the few a call has, it prints them last given first, and a call without
+    positional arguments keeps its trailing ``", "``."""
+    type_name = type_name or _tp_name
+    got = "".join(f"{type_name(a)}, " for a in args)
+    got += "".join(f"{k}={type_name(v)}, " for k, v in reversed(kwargs.items()))
+    return got[:-2] if args else got
+
+
 def _invalid_combination(fname: str, sigs, args: tuple, kwargs: dict) -> str:
     """``torch::format_invalid_args`` for several signatures: the types got, then each
-    signature, with why it did not match where the argument count fits it. PyTorch keeps
-    the keywords in a C++ hash map; with the few a call has, it prints them last given
-    first, and a call without positional arguments keeps its trailing ``", "``."""
+    signature, with why it did not match where the argument count fits it."""
     kw = list(reversed(kwargs.items()))
-    got = "".join(f"{_tp_name(a)}, " for a in args)
-    got += "".join(f"{k}={_tp_name(v)}, " for k, v in kw)
-    got = "(" + (got[:-2] if args else got) + ")"
+    got = "(" + _got_types(args, kwargs) + ")"
     tty = os.isatty(1) and os.isatty(2)
     red, reset = ("\33[31;1m", "\33[0m") if tty else ("!", "!")
     green, reset_green = ("\33[32;1m", "\33[0m") if tty else ("", "")

@@ -754,6 +754,11 @@ def create_block_mask(mask_mod: _mask_mod_signature, B: int | None, H: int | Non
 
 def _validate_inputs(query: Tensor, key: Tensor, value: Tensor, enable_gqa: bool,
                      block_mask: BlockMask | None) -> None:
+    if query.is_nested or key.is_nested or value.is_nested:
+        raise NotImplementedError(
+            "flex_attention does not support NestedTensor inputs, including "
+            "torch.compile(flex_attention) with jagged NestedTensor inputs. "
+            "Convert inputs to dense tensors before calling flex_attention.")
     if query.device != key.device or query.device != value.device:
         raise ValueError(
             f"Expected query, key, and value to have the same device type, "

@@ -960,10 +960,9 @@ class RNNBase(Module):
                 hs.append(h_n)
                 cs.append(c_n)
             x = outs[0] if num_directions == 1 else ember.cat(outs, -1)
-        h_n = hs[0].unsqueeze(0) if len(hs) == 1 else ember.stack(hs, 0)
-        c_n = None
-        if mode == "LSTM":
-            c_n = cs[0].unsqueeze(0) if len(cs) == 1 else ember.stack(cs, 0)
+        # stacked even for one layer, as PyTorch does (grad_fn=<StackBackward0> in a print)
+        h_n = ember.stack(hs, 0)
+        c_n = ember.stack(cs, 0) if mode == "LSTM" else None
         return x, h_n, c_n
 
     def _forward(self, input, hx):
