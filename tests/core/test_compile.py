@@ -407,6 +407,31 @@ def test_nested_tensor_inputs_run_eagerly(monkeypatch):
         ember.compile(f, fullgraph=True)(nt, 2.0)
 
 
+def test_a_profile_shows_the_compiled_region():
+    # PyTorch's profile names a compiled call's range "Torch-Compiled Region: frame/entry"
+    from ember.profiler import profile, record_function
+
+    lin = nn.Linear(8, 8)
+    compiled = ember.compile(lin)
+    x = ember.randn(4, 8)
+    want = lin(x)
+    compiled(x)
+    with profile() as prof:
+        with record_function("region"):
+            assert ember.equal(compiled(x), want)
+            compiled(ember.randn(5, 8))  # a new entry: captured under the profile
+            compiled(x)
+    frame = compiled._compiled._frame_id  # the module's CompiledFunction
+    counts = {e.key: e.count for e in prof.key_averages()}
+    assert counts[f"Torch-Compiled Region: {frame}/0"] == 2
+    assert counts[f"Torch-Compiled Region: {frame}/1"] == 1
+    region = next(e for e in prof.events() if e.name == "region")
+    assert sorted(c.name for c in region.cpu_children if c.name.startswith("Torch-")) == [
+        f"Torch-Compiled Region: {frame}/0", f"Torch-Compiled Region: {frame}/0",
+        f"Torch-Compiled Region: {frame}/1"]
+    assert ember.equal(compiled(x), want)  # outside a profile: as before
+
+
 # -- training steps ------------------------------------------------------------------------------
 
 def _train(make_model, make_opt, inputs, steps=4, compiled=True):

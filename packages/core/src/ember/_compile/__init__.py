@@ -75,7 +75,11 @@ them only when ``TORCH_LOGS="graph_breaks"`` asks): ``config.warn_on_graph_break
 ``self.act = F.gelu``) are routed to the registry for the capture, as in ``ember.export``.
 
 Python side effects of the function (prints, appends to lists, counters) happen on the
-capturing call only, as in ``torch.compile``'s graphs; results are fresh tensors.
+capturing call only, as in ``torch.compile``'s graphs; results are fresh tensors. A call
+with a nested (jagged) tensor among its arguments runs eagerly (a graph break). Under
+``ember.profiler.profile`` each call is one range, PyTorch's "Torch-Compiled Region:
+{frame}/{entry}"; the replay runs no ops of its own, so the profile does not break it down
+by op as PyTorch's shows the ops of its compiled graph.
 
 A callable ``backend`` (``backend(gm, example_inputs)``, PyTorch's custom backends) or a name
 given to :func:`register_backend` takes another road: the function is traced by ``ember.fx``
@@ -87,11 +91,14 @@ from __future__ import annotations
 
 import builtins
 import functools
+import itertools
 import os
 import threading
 import warnings
 
 from .._tensor import Tensor
+from ..autograd.profiler import _ACTIVE as _PROFILING
+from ..autograd.profiler import _current as _profiler
 from ..export._capture import _LOCAL as _XLOCAL
 from . import _custom
 from . import hints as _hints
@@ -125,6 +132,8 @@ class _Config:
 config = _Config()
 
 _ALL: set = set()  # weak enough: reset() clears the compiled functions' entries
+#: the compiled functions' numbers in a profile's "Torch-Compiled Region: {frame}/{entry}"
+_FRAME_IDS = itertools.count()
 _ALL_LOCK = threading.Lock()
 _BACKENDS = ("ember", "inductor", "eager", "aot_eager")
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -256,6 +265,7 @@ class CompiledFunction:
         self._warned = False
         self._called = False  # a call ran (the "*_then_compile" stances' first call)
         self._lock = threading.Lock()
+        self._frame_id = next(_FRAME_IDS)
         functools.update_wrapper(self, fn)
         with _ALL_LOCK:
             _ALL.add(self)
@@ -288,6 +298,8 @@ class CompiledFunction:
         try:
             if _XLOCAL.__dict__.get("capture") is not None or self._stance_eager():
                 return self._fn(*args, **kwargs)
+            if _PROFILING[0]:
+                return self._call_profiled(args, kwargs)
             for run in self._runs:
                 out = run(args, kwargs)
                 if out is not MISS:
@@ -297,6 +309,33 @@ class CompiledFunction:
             return self._capture(args, kwargs)
         finally:
             self._lock.release()
+
+    def _call_profiled(self, args, kwargs):
+        """A call under a profiler: the entry's replay is one range in the profile,
+        PyTorch's "Torch-Compiled Region: {frame}/{entry}" (the replay runs no op of its
+        own, so the ops inside it are not broken out; an entry that runs eagerly and a
+        first call's capture show their ops under it)."""
+        rec = _profiler()
+        if rec is None:  # another thread's profiler
+            evt = None
+        else:
+            evt = rec.begin(f"Torch-Compiled Region: {self._frame_id}/0", "user_annotation",
+                            user=True)
+        try:
+            for i, run in enumerate(self._runs):
+                out = run(args, kwargs)
+                if out is not MISS:
+                    if evt is not None:
+                        evt.name = f"Torch-Compiled Region: {self._frame_id}/{i}"
+                    return out
+            if self._stance_no_new_entry():
+                return self._fn(*args, **kwargs)
+            if evt is not None:
+                evt.name = f"Torch-Compiled Region: {self._frame_id}/{len(self._runs)}"
+            return self._capture(args, kwargs)
+        finally:
+            if evt is not None:
+                rec.end(evt)
 
     # -- set_stance ---------------------------------------------------------------------------
     def _stance_eager(self) -> bool:
