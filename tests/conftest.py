@@ -12,6 +12,10 @@ import sys
 
 import pytest
 
+# the default generator's seed in every test process and every program a test starts (unset,
+# Ember seeds it non-deterministically per process, as PyTorch does): PyTorch's default seed
+os.environ.setdefault("EMBER_SEED", "67280421310721")
+
 #: ``EMBER_TEST_DEVICE=strict`` runs the suite with the strict device (``ember._strict``: arrays
 #: that refuse NumPy as CuPy's do) as the default device; the tests that cannot pass there are
 #: listed, each with its reason, in ``strict_exceptions.py``.

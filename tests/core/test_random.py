@@ -116,6 +116,39 @@ def test_module_level_seeding():
     assert isinstance(s, int) and ember.initial_seed() == s
 
 
+def _fresh_process(code: str, seed: str | None) -> str:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env.pop("EMBER_SEED", None)  # tests/conftest.py sets it for the suite's reproducibility
+    if seed is not None:
+        env["EMBER_SEED"] = seed
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 or seed == "x", r.stderr
+    return r.stdout.strip() if r.returncode == 0 else r.stderr.strip().splitlines()[-1]
+
+
+def test_the_default_generator_is_seeded_per_process():
+    # PyTorch seeds its default CPU generator non-deterministically (initial_seed() differs per
+    # process); a fresh Generator() starts from its default seed. EMBER_SEED fixes the
+    # default one's seed (this suite sets it to PyTorch's default seed).
+    code = ("import ember; print(ember.initial_seed(), ember.Generator().initial_seed(), "
+            "ember.rand(3).tolist())")
+    runs = [_fresh_process(code, None).split(" ", 2) for _ in range(2)]
+    assert runs[0][0] != runs[1][0] and runs[0][2] != runs[1][2]
+    assert runs[0][1] == runs[1][1] == "67280421310721"
+    assert 0 <= int(runs[0][0]) < 2 ** 64
+    fixed = _fresh_process(code, "5").split(" ", 2)
+    assert fixed[0] == "5"
+    assert fixed[2] == str(ember.rand(3, generator=ember.Generator().manual_seed(5)).tolist())
+    assert _fresh_process(code, "-1").split(" ")[0] == str(2 ** 64 - 1)
+    assert _fresh_process(code, "x") == ("RuntimeError: EMBER_SEED must be an integer in "
+                                         "[-2**63, 2**64), got 'x'")
+
+
 def test_rng_state_save_restore():
     ember.manual_seed(0)
     state = ember.get_rng_state()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import os
 import secrets
 import threading
 
@@ -139,7 +140,22 @@ class Generator:
         return f"<ember.Generator object at {id(self):#x}>"
 
 
-default_generator = Generator("cpu")
+def _process_seed() -> int:
+    """The default CPU generator's seed at import: ``EMBER_SEED`` when set (a test run's
+    reproducible streams), else a non-deterministic 64-bit one, as PyTorch seeds its default
+    CPU generator (``torch.initial_seed()`` differs per process; a ``Generator()`` made later
+    and every CUDA default generator start from ``DEFAULT_SEED``, as PyTorch's do)."""
+    env = os.environ.get("EMBER_SEED")
+    if env is None or not env.strip():
+        return secrets.randbits(64)
+    try:
+        return _check_seed(int(env.strip(), 0))
+    except (ValueError, RuntimeError):
+        raise RuntimeError(f"EMBER_SEED must be an integer in [-2**63, 2**64), got {env!r}") \
+            from None
+
+
+default_generator = Generator("cpu").manual_seed(_process_seed())
 
 #: default generators of the non-CPU devices, made on first use
 _device_generators: dict = {}
