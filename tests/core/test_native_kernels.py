@@ -530,6 +530,45 @@ def test_panel_gemm_equals_a_float64_product(M, N, K, accumulate):
     assert (guard[M] == 7.0).all()
 
 
+@pytest.mark.parametrize("case", ["states", "no states", "h only", "c only", "wide",
+                                  "specials"])
+def test_lstm_cell_float64_is_the_numpy_formulation_bit_for_bit(monkeypatch, native_calls,
+                                                                case):
+    # the float64 cell step in one pass (kernels.c, NumPy's own tanh loop): the NumPy
+    # formulation's operations in its order, so its bits, forward and backward
+    B, I, H = (97, 51, 51) if case == "wide" else (7, 5, 6)
+    ember.manual_seed(3)
+    cell = ember.nn.LSTMCell(I, H).double()
+    rng = np.random.default_rng(5)
+    x, h0, c0, wh, wc = (rng.standard_normal(s) for s in ((B, I),) + ((B, H),) * 4)
+    if case == "specials":  # saturated gates, signed zeros, an infinite and a NaN state
+        x[0] = 40.0
+        x[1] = -40.0
+        c0[2, :3] = (-0.0, np.inf, np.nan)
+        h0[3] = -0.0
+
+    def run():
+        xt = ember.tensor(x, requires_grad=True)
+        state = None if case == "no states" else (ember.tensor(h0, requires_grad=True),
+                                                  ember.tensor(c0, requires_grad=True))
+        cell.zero_grad()
+        h, c = cell(xt, state)
+        loss = 0
+        if case != "c only":
+            loss = loss + (h * ember.tensor(wh)).sum()
+        if case != "h only":
+            loss = loss + (c * ember.tensor(wc)).sum()
+        loss.backward()
+        grads = [xt.grad] + ([] if state is None else [s.grad for s in state])
+        return [t.detach().numpy().copy() for t in [h, c, *grads]] + \
+            [p.grad.numpy().copy() for p in cell.parameters()]
+
+    native, plain = _both(run, monkeypatch)
+    assert "ember_lstm_cell_f64" in native_calls and "ember_lstm_cell_backward_f64" in native_calls
+    for a, b in zip(native, plain, strict=True):
+        assert a.view(np.uint64).tolist() == b.view(np.uint64).tolist()
+
+
 def test_lstm_native_backward_kernel_alone():
     """One backward step of the kernel against its NumPy formula, with and without dy."""
     rng = np.random.default_rng(2)

@@ -78,6 +78,8 @@ _SIGNATURES = {
     "ember_cross_entropy_backward_f32": (_P, _P, _P, _P, _P, _N, _N),
     "ember_lstm_gates_f32": (_P, _P, _P, _P, _P, _N, _N),
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
+    "ember_lstm_cell_f64": (_P,) * 5 + (_N, _N, _P, _P),
+    "ember_lstm_cell_backward_f64": (_P,) * 7 + (_N, _N),
     "ember_panel_gemm_available": (),
     "ember_panel_gemm_f32": (_P, _P, _P, _N, _N, _N, ctypes.c_int),
     "ember_sgemm_f32": (_N, _N, _N, _P, _N, _N, _P, _N, _N, _P, _N, ctypes.c_int, _P, _N),
@@ -359,6 +361,14 @@ def _ufunc_loop(uf, dtype):
         got = None
     _ufunc_loops[key] = got
     return got
+
+
+def ufunc_loop(uf, dtype):
+    """``(function, data)`` addresses of NumPy's own inner loop of ``uf`` for ``dtype`` (a
+    NumPy dtype) in every operand, probed to give the ufunc's bits, for a kernel of
+    ``kernels.c`` that calls it (``ufunc_loop`` there); None where there is none or the
+    kernels cannot be used."""
+    return None if library() is None else _ufunc_loop(uf, dtype)
 
 
 def _find_ufunc_loop(uf, dtype):

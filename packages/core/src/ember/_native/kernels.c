@@ -3329,3 +3329,87 @@ void ember_threshold_backward_f32(const float *restrict g, const float *restrict
 #pragma omp simd
     for (idx i = 0; i < n; i++) gx[i] = x[i] <= t ? 0.0f : g[i];
 }
+
+/* An LSTM cell's step in float64, each operation rounded as the NumPy formulation's passes
+ * (ember.nn.modules.rnn._lstm_cell_fwd/_bwd) round it: no contraction into fused
+ * multiply-adds, tanh through NumPy's own float64 loop (tanh_fn, tanh_data: the ufunc's inner
+ * loop, as ember_ufunc_split takes it), so the same bits in one call where the NumPy
+ * formulation makes ten passes (sixteen backward). Rows of a: (i, f, g, o) pre-activations,
+ * 4H wide, activated in place: sigmoid(z) = 0.5 * tanh(0.5 * z) + 0.5 on i, f, o, tanh on g
+ * (as z * 1.0 -> tanh -> * 1.0 + 0.0). c' = i * g + f * c_prev (c_prev NULL: i * g),
+ * tc = tanh(c'), h' = o * tc. */
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+static inline void tanh_loop(void *fn, void *data, double *x, double *y, idx n) {
+    char *args[2] = {(char *)x, (char *)y};
+    idx steps[2] = {sizeof(double), sizeof(double)};
+    ((ufunc_loop)fn)(args, &n, steps, data);
+}
+
+void ember_lstm_cell_f64(double *restrict a, const double *restrict c_prev,
+                         double *restrict c, double *restrict tc, double *restrict h, idx bs,
+                         idx H, void *tanh_fn, void *tanh_data) {
+    const idx G = 4 * H;
+    for (idx r = 0; r < bs; r++) {
+        double *ar = a + r * G;
+        for (idx k = 0; k < G; k++) ar[k] *= (k >= 2 * H && k < 3 * H) ? 1.0 : 0.5;
+    }
+    tanh_loop(tanh_fn, tanh_data, a, a, bs * G);
+    for (idx r = 0; r < bs; r++) {
+        double *ar = a + r * G;
+        for (idx k = 0; k < G; k++) {
+            const int g = k >= 2 * H && k < 3 * H;
+            ar[k] = ar[k] * (g ? 1.0 : 0.5) + (g ? 0.0 : 0.5);
+        }
+        double *cr = c + r * H;
+        if (c_prev != NULL) {
+            const double *cp = c_prev + r * H;
+            for (idx k = 0; k < H; k++) cr[k] = ar[k] * ar[2 * H + k] + ar[H + k] * cp[k];
+        } else {
+            for (idx k = 0; k < H; k++) cr[k] = ar[k] * ar[2 * H + k];
+        }
+    }
+    tanh_loop(tanh_fn, tanh_data, c, tc, bs * H);
+    for (idx r = 0; r < bs; r++) {
+        const double *ar = a + r * G, *tr = tc + r * H;
+        double *hr = h + r * H;
+        for (idx k = 0; k < H; k++) hr[k] = ar[3 * H + k] * tr[k];
+    }
+}
+
+/* Its backward from the activated gates a, tc = tanh(c') and c_prev (NULL: none), the
+ * gradients dh of h' and dc of c' (either NULL: zero): the pre-activation gradients into da
+ * (bs, 4H) and, where c_prev is given, the gradient of c_prev into dc_prev. As the NumPy
+ * formulation: dcs = dh * o * (1 - tc * tc) + dc; da = (dcs * g, dcs * c_prev, dcs * i,
+ * dh * tc) * ((1 - i) i, (1 - f) f, 1 - g * g, (1 - o) o); dc_prev = dcs * f. */
+void ember_lstm_cell_backward_f64(const double *restrict dh, const double *restrict dc,
+                                  const double *restrict a, const double *restrict tc,
+                                  const double *restrict c_prev, double *restrict da,
+                                  double *restrict dc_prev, idx bs, idx H) {
+    for (idx r = 0; r < bs; r++) {
+        const double *ar = a + r * 4 * H, *tr = tc + r * H;
+        double *dr = da + r * 4 * H;
+        for (idx k = 0; k < H; k++) {
+            const double i = ar[k], f = ar[H + k], g = ar[2 * H + k], o = ar[3 * H + k];
+            const double t = tr[k];
+            double dcs, d_o;
+            if (dh != NULL) {
+                const double gh = dh[r * H + k];
+                d_o = gh * t;
+                dcs = gh * o;
+                dcs = dcs * (1.0 - t * t);
+                if (dc != NULL) dcs = dcs + dc[r * H + k];
+            } else {
+                d_o = 0.0;
+                dcs = dc != NULL ? dc[r * H + k] : 0.0;
+            }
+            const double d_f = c_prev != NULL ? dcs * c_prev[r * H + k] : 0.0;
+            dr[k] = (dcs * g) * ((1.0 - i) * i);
+            dr[H + k] = d_f * ((1.0 - f) * f);
+            dr[2 * H + k] = (dcs * i) * (1.0 - g * g);
+            dr[3 * H + k] = d_o * ((1.0 - o) * o);
+            if (c_prev != NULL) dc_prev[r * H + k] = dcs * f;
+        }
+    }
+}
+#pragma GCC pop_options

@@ -77,6 +77,13 @@ def native_kernel(name: str):
     return _native.kernel(name)
 
 
+def native_ufunc_loop(uf, dtype):
+    """``(function, data)`` of NumPy's own inner loop of ufunc ``uf`` for the NumPy ``dtype``
+    (probed once to give the ufunc's bits), for a native kernel that runs it inside a fused
+    pass, or None (keep the NumPy formulation). Take it once per call of your op."""
+    return _native.ufunc_loop(uf, dtype)
+
+
 def blas_sgemm():
     """``(address, ilp64)`` of ``cblas_sgemm`` in NumPy's OpenBLAS, for a native kernel that
     runs many small float32 products in one call (pass both to it: ``ilp64`` 1 where the

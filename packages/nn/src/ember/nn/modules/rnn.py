@@ -1284,13 +1284,37 @@ def _lstm_cell_native(A, c, H):
     return hn, cn, tc
 
 
+_F64 = np.dtype(np.float64)
+
+
+def _lstm_cell_native_f64(A, c, H):
+    """``(h', c', tanh(c'))`` of float64 NumPy arrays through kernels.c's one-pass step (the
+    NumPy formulation's bits: its operations in its order, NumPy's own tanh loop), A
+    activated in place; None where the kernel or the loop is not there."""
+    native = api.native_kernel("ember_lstm_cell_f64")
+    loop = api.native_ufunc_loop(np.tanh, _F64) if native is not None else None
+    if loop is None or not A.flags.c_contiguous:
+        return None
+    B = A.shape[0]
+    if c is not None:
+        c = np.ascontiguousarray(c)
+    cn, tc, hn = (np.empty((B, H), dtype=np.float64) for _ in range(3))
+    native(_addr(A), None if c is None else _addr(c), _addr(cn), _addr(tc), _addr(hn), B, H,
+           loop[0], loop[1])
+    return hn, cn, tc
+
+
 def _lstm_cell_fwd(ctx, x, h, c, w_ih, w_hh, b_ih, b_hh):
     xp = api.array_module_of(x)
     A = _cell_preact(xp, x, h, w_ih, w_hh, b_ih, b_hh)
     H = A.shape[1] // 4
     ctx.update(A=A, c=c, x=x, h=h, w_ih=w_ih, w_hh=w_hh, b=(b_ih, b_hh))
-    if xp is np and A.dtype == np.float32 and (c is None or c.dtype == np.float32):
-        got = _lstm_cell_native(A, c, H)
+    if xp is np and (c is None or c.dtype == A.dtype):
+        got = None
+        if A.dtype == np.float32:
+            got = _lstm_cell_native(A, c, H)
+        elif A.dtype == _F64:
+            got = _lstm_cell_native_f64(A, c, H)
         if got is not None:
             ctx["tc"] = got[2]
             return got[0], got[1]
@@ -1328,6 +1352,20 @@ def _lstm_cell_bwd(ctx, grads):
             return (np.matmul(dA, w_ih), np.matmul(dA, w_hh) if h is not None else None,
                     dc if c is not None else None) + _cell_weight_grads(
                         xp, dA, x, h, w_hh, *ctx["b"])
+    if xp is np and A.dtype == _F64 and all(t is None or t.dtype == _F64 for t in (gh, gc, c)):
+        native = api.native_kernel("ember_lstm_cell_backward_f64")
+        if native is not None:  # the NumPy formulation's operations in one pass (kernels.c)
+            B = A.shape[0]
+            gh = None if gh is None else np.ascontiguousarray(gh)
+            gc = None if gc is None else np.ascontiguousarray(gc)
+            cp = None if c is None else np.ascontiguousarray(c)
+            dA = np.empty_like(A)
+            dc = None if c is None else np.empty((B, H), np.float64)
+            native(None if gh is None else _addr(gh), None if gc is None else _addr(gc),
+                   _addr(A), _addr(np.ascontiguousarray(tc)), None if cp is None else _addr(cp),
+                   _addr(dA), None if dc is None else _addr(dc), B, H)
+            return (np.matmul(dA, w_ih), np.matmul(dA, w_hh) if h is not None else None,
+                    dc) + _cell_weight_grads(xp, dA, x, h, w_hh, *ctx["b"])
     i, f, g, o = A[:, :H], A[:, H:2 * H], A[:, 2 * H:3 * H], A[:, 3 * H:]
     dA = xp.empty_like(A)  # first d(activation), then d(pre-activation)
     if gh is not None:
