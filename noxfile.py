@@ -333,6 +333,9 @@ def cpp(session: nox.Session) -> None:
     them; then build the C++ tests and run them (ctest), against the library and against its
     AddressSanitizer + UBSan build."""
     _cpp_prerequisites(session)
+    # the default generators' seed fixed for the programs run here (unset, C++ and Python
+    # seed it per process, as libtorch and PyTorch do); ctest sets it for the tests itself
+    session.env.setdefault("EMBER_SEED", "67280421310721")
     with tempfile.TemporaryDirectory(prefix="ember-cpp-") as tmp_name:
         tmp = Path(tmp_name)
         # The wheel's build tree is kept (build-dir) and the test build below configures the

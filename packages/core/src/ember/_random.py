@@ -148,10 +148,16 @@ def _process_seed() -> int:
     env = os.environ.get("EMBER_SEED")
     if env is None or not env.strip():
         return secrets.randbits(64)
+    # a decimal or 0x-hexadecimal integer, as the C++ frontend reads it (ember::detail)
+    text = env.strip()
+    digits = text.lstrip("+-")
+    hexadecimal = digits[:2] in ("0x", "0X")
     try:
-        return _check_seed(int(env.strip(), 0))
+        if len(text) - len(digits) > 1 or not (digits[2:] if hexadecimal else digits).isalnum():
+            raise ValueError
+        return _check_seed(int(text, 16 if hexadecimal else 10))
     except (ValueError, RuntimeError):
-        raise RuntimeError(f"EMBER_SEED must be an integer in [-2**63, 2**64), got {env!r}") \
+        raise RuntimeError(f"EMBER_SEED must be an integer in [-2**63, 2**64), got '{env}'") \
             from None
 
 

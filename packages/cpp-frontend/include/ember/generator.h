@@ -183,8 +183,16 @@ private:
     std::shared_ptr<GeneratorImpl> impl_;
 };
 
-// The process-wide default generator (seeded with default_rng_seed_val).
+// The process-wide default generator. As libtorch's default CPU generator, it starts from a
+// non-deterministic 64-bit seed (a fresh Generator() from default_rng_seed_val); the
+// environment variable EMBER_SEED, where set, fixes that seed (as in Python Ember).
 EMBER_API Generator& default_generator();
+namespace detail {
+// The default generator's seed for the value of EMBER_SEED (nullptr: unset): a decimal or
+// 0x-hexadecimal integer in [-2^63, 2^64), taken modulo 2^64 as manual_seed takes it; unset or
+// blank, a non-deterministic one (std::random_device). Throws std::runtime_error otherwise.
+EMBER_API uint64_t process_seed(const char* env);
+}  // namespace detail
 // Seeds the default generator (torch::manual_seed).
 EMBER_API void manual_seed(uint64_t seed);
 // The default generator's state, and its restoration (torch.get_rng_state / set_rng_state).

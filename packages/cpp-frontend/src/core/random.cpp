@@ -23,8 +23,13 @@
 // the std::fma written here, and no other expression may be contracted, or bits would differ.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <random>
+#include <stdexcept>
+#include <string>
 
 #include "op_common.h"
 #include "random.h"
@@ -34,8 +39,50 @@ namespace ember {
 using namespace native;
 
 // ---- generators --------------------------------------------------------------------------------
+uint64_t detail::process_seed(const char* env) {
+    std::string text = env == nullptr ? std::string() : std::string(env);
+    const auto first = text.find_first_not_of(" \t\n\r\f\v");
+    if (first == std::string::npos) {
+        std::random_device device;
+        return (uint64_t(device()) << 32) ^ uint64_t(device());
+    }
+    text = text.substr(first, text.find_last_not_of(" \t\n\r\f\v") - first + 1);
+    const std::string bad = "EMBER_SEED must be an integer in [-2**63, 2**64), got '" +
+                            std::string(env) + "'";
+    size_t i = 0;
+    const bool negative = text[0] == '-';
+    if (text[0] == '-' || text[0] == '+') i = 1;
+    unsigned base = 10;
+    if (text.size() > i + 2 && text[i] == '0' && (text[i + 1] == 'x' || text[i + 1] == 'X')) {
+        base = 16;
+        i += 2;
+    }
+    if (i == text.size()) throw std::runtime_error(bad);
+    uint64_t value = 0;
+    for (; i < text.size(); ++i) {
+        const char ch = text[i];
+        unsigned digit;
+        if (ch >= '0' && ch <= '9') {
+            digit = unsigned(ch - '0');
+        } else if (base == 16 && ch >= 'a' && ch <= 'f') {
+            digit = unsigned(ch - 'a' + 10);
+        } else if (base == 16 && ch >= 'A' && ch <= 'F') {
+            digit = unsigned(ch - 'A' + 10);
+        } else {
+            throw std::runtime_error(bad);
+        }
+        if (value > (UINT64_MAX - digit) / base) throw std::runtime_error(bad);
+        value = value * base + digit;
+    }
+    if (negative) {
+        if (value > (uint64_t(1) << 63)) throw std::runtime_error(bad);
+        value = uint64_t(0) - value;  // modulo 2^64, as manual_seed(-1) is 2^64 - 1
+    }
+    return value;
+}
+
 Generator& default_generator() {
-    static Generator gen(default_rng_seed_val);
+    static Generator gen(detail::process_seed(std::getenv("EMBER_SEED")));
     return gen;
 }
 

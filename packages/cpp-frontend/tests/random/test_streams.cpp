@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -71,6 +74,34 @@ TEST(Engine, IsStdMt19937SeededWithTheLow32Bits) {
     Generator h(1);
     const uint64_t hi = Generator(1).random();
     EXPECT_EQ(h.random64() >> 32, hi);  // random64: the first word is the high half
+}
+
+TEST(Engine, TheDefaultGeneratorsSeedIsPerProcessUnlessEmberSeedFixesIt) {
+    // libtorch seeds its default CPU generator non-deterministically; EMBER_SEED fixes it
+    // (CMakeLists.txt sets it for every test, so the default streams are reproducible here)
+    EXPECT_EQ(detail::process_seed("5"), 5u);
+    EXPECT_EQ(detail::process_seed(" 0x10 "), 16u);
+    EXPECT_EQ(detail::process_seed("-1"), UINT64_MAX);
+    EXPECT_EQ(detail::process_seed("+18446744073709551615"), UINT64_MAX);
+    EXPECT_EQ(detail::process_seed("-9223372036854775808"), uint64_t(1) << 63);
+    EXPECT_NE(detail::process_seed(nullptr), detail::process_seed(nullptr));
+    EXPECT_NE(detail::process_seed("  "), detail::process_seed(""));
+    for (const char* bad : {"x", "18446744073709551616", "-9223372036854775809", "1.5", "0x",
+                            "-", "12a"}) {
+        try {
+            detail::process_seed(bad);
+            ADD_FAILURE() << bad << " was taken";
+        } catch (const std::runtime_error& e) {
+            EXPECT_EQ(std::string(e.what()),
+                      std::string("EMBER_SEED must be an integer in [-2**63, 2**64), got '") +
+                          bad + "'");
+        }
+    }
+    const char* env = std::getenv("EMBER_SEED");
+    ASSERT_NE(env, nullptr) << "the tests run with EMBER_SEED set (tests/CMakeLists.txt)";
+    EXPECT_EQ(Generator(detail::process_seed(env)).current_seed(),
+              detail::process_seed(env));
+    EXPECT_EQ(Generator().current_seed(), default_rng_seed_val);
 }
 
 TEST(Engine, StateBytesRoundTrip) {
