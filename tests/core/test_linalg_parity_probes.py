@@ -251,6 +251,20 @@ def test_lstsq_residuals_dtype_shape_and_gels_rank_error():
             "input matrix does not have full rank (error code: 2).")
 
 
+@pytest.mark.parametrize("a_shape, b_shape, rank_shape", [
+    ((1, 3, 3), (2, 3, 3), (1,)), ((2, 3, 3), (1, 3, 3), (2,)), ((3, 3), (3, 2), ()),
+    ((2, 1, 3, 3), (1, 3, 3, 2), (2, 1)), ((2, 3, 3), (2, 3, 2), (2,))])
+@pytest.mark.parametrize("driver", ["gelsy", "gelsd", "gelss"])
+def test_lstsq_rank_has_the_batch_shape_of_a(a_shape, b_shape, rank_shape, driver):
+    # PyTorch's rank follows A's batch shape, not the one A and B broadcast to
+    ember.manual_seed(0)
+    A = ember.randn(*a_shape, dtype=ember.float64)
+    A[..., 0] = 0  # rank 2 everywhere
+    r = LA.lstsq(A, ember.randn(*b_shape, dtype=ember.float64), driver=driver)
+    assert r.rank.shape == rank_shape and r.rank.dtype == ember.int64
+    assert (r.rank == 2).all()
+
+
 def test_lstsq_out():
     out = tuple(ember.empty(0) for _ in range(2)) + (ember.empty(0, dtype=ember.int64),
                                                      ember.empty(0))

@@ -137,6 +137,26 @@ def test_arith_gradcheck(fn):
     assert gradcheck(fn, (a, b))
 
 
+def test_remainder_zero_keeps_the_dividends_sign():
+    # PyTorch: fmod(a, b), plus b where non-zero and of the other sign; a zero result keeps
+    # fmod's sign (the dividend's), where NumPy's remainder gives it the divisor's
+    inf = float("inf")
+    a = [-2.0, 2.0, 3.0, -3.0, 0.0, -0.0, 5.0, inf, -1.0, 1.0, 7.5, -7.5]
+    b = [2.0, -2.0, -1.5, 1.5, 2.0, 2.0, 0.0, 2.0, inf, -inf, 2.0, -2.0]
+    want = np.fmod(a, b)
+    want = np.where((want != 0) & ((want < 0) != (np.array(b) < 0)), want + b, want)
+    for dtype in (ember.float32, ember.float64, ember.float16):
+        at, bt = ember.tensor(a, dtype=dtype), ember.tensor(b, dtype=dtype)
+        for got in (ember.remainder(at, bt), at % bt, at.clone().remainder_(bt)):
+            g = got.double().numpy()
+            np.testing.assert_array_equal(g, want)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(want))
+    assert (1 / (ember.tensor([-2.0]) % 2)).tolist() == [-inf]
+    assert (1 / (-4 % ember.tensor([2.0]))).tolist() == [-inf]
+    assert (1 / ember.remainder(ember.tensor(3.0), -1.5)).item() == inf
+    assert ember.remainder(ember.tensor([-4, 3]), 2).tolist() == [0, 1]  # integers: as before
+
+
 @pytest.mark.parametrize("fn", [lambda a, b: a * b, lambda a, b: a / b, lambda a, b: a ** b])
 def test_arith_gradgradcheck(fn):
     a, b = randn64(2, 3, rng=3, positive=True), randn64(2, 3, rng=4, positive=True)

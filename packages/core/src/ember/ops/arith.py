@@ -141,7 +141,20 @@ def _trunc_divide_int(a, b):
 
 _np_floor_divide = _integer_checked(np.floor_divide, "div_floor_cpu")
 _np_trunc_divide = _integer_checked(_trunc_divide_int, "div_trunc_cpu")
-_remainder_np = _integer_checked(np.remainder, "remainder_cpu")
+def _remainder(a, b):
+    """PyTorch's remainder: ``fmod(a, b)``, plus ``b`` where that is non-zero and of the
+    other sign. NumPy's differs only in a zero result, which takes the divisor's sign there
+    and the dividend's here (``-2. % 2`` is ``-0.``, ``3. % -1.5`` is ``0.``)."""
+    r = np.remainder(a, b)
+    if r.dtype.kind == "f":
+        xp = xp_of(r)
+        zero = r == 0
+        if zero.any():
+            r = xp.where(zero, xp.copysign(r, a), r)
+    return r
+
+
+_remainder_np = _integer_checked(_remainder, "remainder_cpu")
 _fmod_np = _integer_checked(np.fmod, "fmod_cpu")
 
 

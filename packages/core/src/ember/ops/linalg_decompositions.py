@@ -874,8 +874,13 @@ def _gelsy(A, B, rcond):
     for i in range(a.shape[0]):
         xs[i], ranks[i] = _gelsy_one(a[i], b[i], rc, eps)
     X = xs.reshape(*batch, n, b.shape[-1])
+    # the rank is A's, of A's batch shape (as PyTorch's), not of the broadcast one
+    a_batch = A._data.shape[:-2]
+    lead = (0,) * (len(batch) - len(a_batch))
+    ranks = ranks.reshape(batch)[lead + tuple(slice(0, 1) if s == 1 else slice(None)
+                                              for s in a_batch)]
     return (_make(backend.to_device(X, A._device.index) if xp is not np else X, A._device),
-            const(A, xp.asarray(ranks.reshape(batch))))
+            const(A, xp.asarray(np.array(ranks, dtype=np.int64))))
 
 
 def _gelsy_one(a, b, rcond: float, eps: float):
