@@ -69,7 +69,8 @@ def test_a_python_number_is_the_tensor_overload():
     z = x.double()
     assert z.to(2.0) is z and z.to(2.0, copy=True) is not z
     if not ember.backends.cuda.is_built():
-        for call in (lambda: x.to(2), lambda: ember.device(0), lambda: ember.zeros(1, device=1)):
+        for call in (lambda: x.to(2), lambda: ember.device(0), lambda: ember.zeros(1, device=1),
+                     lambda: x.cuda(0)):
             with pytest.raises(RuntimeError, match="Cannot access accelerator device when none "
                                                    "is available."):
                 call()

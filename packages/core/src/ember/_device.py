@@ -45,10 +45,12 @@ class device:
             return type
         if isinstance(type, int) and not isinstance(type, bool):
             # an index alone names the current accelerator's device (PyTorch 2.13)
+            from .accelerator import _NONE_AVAILABLE
+            from .backends import _REGISTRY
             from .backends import cuda as cuda_backend
 
-            if not cuda_backend.is_built():
-                raise RuntimeError("Cannot access accelerator device when none is available.")
+            if "cuda" not in _REGISTRY and not cuda_backend.is_built():
+                raise RuntimeError(_NONE_AVAILABLE)
             type, index = "cuda", type
         if not isinstance(type, str):
             raise TypeError(f"device() received an invalid combination of arguments: {type!r}")

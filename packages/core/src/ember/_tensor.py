@@ -784,8 +784,8 @@ class Tensor:
     def cuda(self, device=None, non_blocking: bool = False, memory_format=_PRESERVE):
         if device is None:
             device = "cuda"
-        elif isinstance(device, int):
-            device = f"cuda:{device}"
+        elif isinstance(device, int) and not isinstance(device, bool):
+            device = _device_cls(device)  # the accelerator's (PyTorch's error without one)
         return self.to(device, memory_format=memory_format)
 
     def xpu(self, device=None, non_blocking: bool = False, memory_format=_PRESERVE):
