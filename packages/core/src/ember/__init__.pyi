@@ -1726,8 +1726,10 @@ def hash_tensor(
     """XOR of the elements' 64-bit patterns over ``dim`` (all dims when None): floats as
     float64, integers and bools as int64, as ``torch.hash_tensor`` (mode 0).
 
-    PyTorch returns ``uint64``; Ember has no unsigned 64-bit dtype, so the same 64 bits come
-    as ``int64`` (``h & (2**64 - 1)`` gives PyTorch's value).
+    PyTorch returns ``uint64``; Ember returns the same 64 bits as ``int64``
+    (``h & (2**64 - 1)`` gives PyTorch's value), because the C++ frontend, whose
+    ``ember::jit`` must give Python's results, has no unsigned 64-bit dtype, and the ONNX
+    export computes in int64.
     """
 
 def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:

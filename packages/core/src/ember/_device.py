@@ -49,6 +49,8 @@ class device:
             from .backends import _REGISTRY
             from .backends import cuda as cuda_backend
 
+            if type < 0:
+                raise RuntimeError("Device index must not be negative")
             if "cuda" not in _REGISTRY and not cuda_backend.is_built():
                 raise RuntimeError(_NONE_AVAILABLE)
             type, index = "cuda", type
