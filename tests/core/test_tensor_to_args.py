@@ -61,7 +61,7 @@ def test_invalid_keywords_match_pytorch():
 def test_a_python_number_is_the_tensor_overload():
     # PyTorch's parser wraps a number as a CPU tensor: to(1.5) is to(float64), to(True) is
     # to(bool); an int is a device index (the current accelerator's, none here)
-    x = ember.zeros(3)
+    x = ember.zeros(3, device="cpu")
     assert x.to(1.5).dtype == ember.float64 and x.to(True).dtype == ember.bool
     assert x.to(1j).dtype == ember.complex128
     y = x.to(1.5, False, True)  # non_blocking, copy
