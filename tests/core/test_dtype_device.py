@@ -103,6 +103,41 @@ def test_device_objects():
         ember.device("cuda:x")
 
 
+@pytest.mark.parametrize("text", ["mps", "xpu:1", "xla", "hpu", "mtia:0", "privateuseone"])
+def test_any_type_pytorch_parses_makes_a_device(text):
+    # torch.device('mps') works on a machine without one (the docs' tensor_attributes page);
+    # only a tensor there fails, naming the type
+    d = ember.device(text)
+    kind, _, index = text.partition(":")
+    assert (d.type, d.index) == (kind, int(index) if index else None)
+    assert str(d) == text and ember.device(kind, d.index) is d
+    with pytest.raises(RuntimeError, match=f"no backend is registered for device type '{kind}'"):
+        ember.zeros(1, device=d)
+    with pytest.raises(RuntimeError, match=f"device type '{kind}'"):
+        ember.ones(2).to(d)
+
+
+_ABBR = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+         "complex32": "c32", "complex64": "c64", "complex128": "c128", "int8": "i8",
+         "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
+         "uint32": "u32", "uint64": "u64", "bool": "b8", "float8_e4m3fn": "f8e4m3fn",
+         "float8_e5m2": "f8e5m2", "float8_e4m3fnuz": "f8e4m3fnuz",
+         "float8_e5m2fnuz": "f8e5m2fnuz", "float8_e8m0fnu": "f8e8m0fnu"}
+
+
+@pytest.mark.parametrize("name", sorted(_ABBR))
+def test_dtype_abbr_is_pytorchs(name):
+    assert getattr(ember, name).abbr == _ABBR[name]
+
+
+def test_dtype_abbr_matches_the_oracle():
+    torch = pytest.importorskip("torch")
+    for name in dir(ember):
+        dt = getattr(ember, name)
+        if isinstance(dt, ember.dtype) and isinstance(getattr(torch, name, None), torch.dtype):
+            assert dt.abbr == getattr(torch, name).abbr, name
+
+
 def test_tensor_device_and_moves(testdev):
     cpu = ember.arange(6.0).reshape(2, 3) if hasattr(ember, "arange") else ember.ones(2, 3)
     moved = cpu.to("testdev")

@@ -97,6 +97,31 @@ def test_float32_matmul_precision_round_trips(restore_precision):
         assert ember.backends.cuda.matmul.allow_tf32 is (precision != "highest")
 
 
+def test_matmul_fp32_precision_is_the_precision_seen_by_name(restore_precision):
+    # the numerical-accuracy note's newer spelling of allow_tf32
+    matmul = ember.backends.cuda.matmul
+    matmul.fp32_precision = "none"  # as a fresh process starts (allow_tf32 = ... sets "ieee")
+    assert matmul.fp32_precision == "none"
+    ember.set_float32_matmul_precision("high")
+    assert matmul.fp32_precision == "tf32"
+    matmul.fp32_precision = "ieee"
+    assert (matmul.fp32_precision, ember.get_float32_matmul_precision()) == ("ieee", "highest")
+    assert matmul.allow_tf32 is False
+    matmul.fp32_precision = "tf32"
+    assert (matmul.fp32_precision, matmul.allow_tf32) == ("tf32", True)
+    matmul.allow_tf32 = False
+    assert matmul.fp32_precision == "ieee"
+    with pytest.raises(RuntimeError, match="^Unknown precision: xx$"):
+        matmul.fp32_precision = "xx"
+    with pytest.raises(RuntimeError, match="backend 'cuda' does not support precision 'bf16'"):
+        matmul.fp32_precision = "bf16"
+    with pytest.raises(TypeError, match="must be a str, not int"):
+        matmul.fp32_precision = 3
+    assert matmul.fp32_precision == "ieee"  # a refused value changes nothing
+    matmul.fp32_precision = "none"
+    assert (matmul.fp32_precision, ember.get_float32_matmul_precision()) == ("none", "highest")
+
+
 def test_float32_matmul_precision_changes_nothing_on_cpu(restore_precision):
     a, b = ember.randn(64, 96), ember.randn(96, 32)
     exact = (a @ b).numpy()

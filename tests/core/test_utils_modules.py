@@ -751,3 +751,19 @@ def test_deterministic_fill_equals_the_oracle(deterministic_mode):
             assert str(e.tolist()) == str(t.tolist()), name
     finally:
         torch.use_deterministic_algorithms(False)
+
+
+# -- reached from a plain import ----------------------------------------------------------------
+
+def test_deterministic_and_backcompat_need_no_import_of_their_own():
+    # the reproducibility and broadcasting notes read them after a plain ``import torch``
+    code = ("import ember\n"
+            "assert ember.utils.deterministic.fill_uninitialized_memory is True\n"
+            "w = ember.utils.backcompat.broadcast_warning\n"
+            "assert w.enabled is False\n"
+            "w.enabled = True\n"
+            "assert ember.utils.backcompat.broadcast_warning.enabled is True\n"
+            "assert ember.utils.backcompat.keepdim_warning.enabled is False\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr

@@ -28,6 +28,9 @@ _ndarray = np.ndarray
 #: CPU, CUDA, meta and registered backends)
 _DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, "
                  "lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
+#: PyTorch makes a device object of any type its parser lists (``torch.device('mps')`` on a
+#: machine without one): only making a tensor there fails (``backends.get_backend``'s error)
+_PARSEABLE_TYPES = frozenset(_DEVICE_TYPES.split(", "))
 
 class device:
     """Where a tensor lives, e.g. ``device('cpu')``, ``device('cuda', 0)``, ``device('cuda:1')``.
@@ -73,7 +76,7 @@ class device:
             raise RuntimeError("Device index must not be negative")
         from .backends import _known_type
 
-        if not _known_type(kind):
+        if not _known_type(kind) and kind not in _PARSEABLE_TYPES:
             raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device "
                                f"string: {kind}")
         if kind == "cpu" and idx not in (None, 0):

@@ -43,6 +43,21 @@ class dtype:
     def __reduce__(self):
         return (_dtype_from_name, (self.name,))
 
+    @property
+    def abbr(self) -> str:
+        """PyTorch's short name of the dtype: 'f32', 'bf16', 'c64', 'i64', 'u8', 'b8',
+        'f8e4m3fn' ..."""
+        n = self.name
+        if n == "bool":
+            return "b8"
+        if n.startswith("float8_"):
+            return "f8" + n[len("float8_"):]
+        for long, short in (("bfloat", "bf"), ("float", "f"), ("complex", "c"), ("uint", "u"),
+                            ("int", "i")):
+            if n.startswith(long):
+                return short + n[len(long):]
+        return n
+
     def to_real(self) -> dtype:
         """The real dtype of a complex one (``complex64`` -> ``float32``); others: itself."""
         return _TO_REAL.get(self, self)

@@ -74,11 +74,34 @@ class CuBLASFlags:
     """
 
     _SETTABLE = frozenset({"allow_tf32", "allow_fp16_reduced_precision_reduction",
-                           "allow_bf16_reduced_precision_reduction", "allow_fp16_accumulation"})
+                           "allow_bf16_reduced_precision_reduction", "allow_fp16_accumulation",
+                           "fp32_precision"})
 
     def __init__(self):
         object.__setattr__(self, "_state", {"fp16": (True, True), "bf16": (True, True),
-                                            "fp16_accumulation": False})
+                                            "fp16_accumulation": False,
+                                            "fp32_precision": "none"})
+
+    @property
+    def fp32_precision(self) -> str:
+        """PyTorch's newer spelling of ``allow_tf32`` ('none', 'ieee' or 'tf32'; the
+        numerical-accuracy note recommends it): 'tf32' while float32 products may round
+        (``set_float32_matmul_precision`` not 'highest'), else 'ieee' once a program asked
+        for exact products through either API, else 'none' (inherit the default)."""
+        if _settings.get_float32_matmul_precision() != "highest":
+            return "tf32"
+        return self._state["fp32_precision"]
+
+    @fp32_precision.setter
+    def fp32_precision(self, value) -> None:
+        if not isinstance(value, str):
+            raise TypeError(f"fp32_precision must be a str, not {type(value).__name__}")
+        if value == "bf16":
+            raise RuntimeError("backend 'cuda' does not support precision 'bf16'")
+        if value not in ("none", "ieee", "tf32"):
+            raise RuntimeError(f"Unknown precision: {value}")
+        self._state["fp32_precision"] = "none" if value == "none" else "ieee"
+        _settings.set_float32_matmul_precision("high" if value == "tf32" else "highest")
 
     def __getattr__(self, name: str):  # only names that are not properties get here
         raise AttributeError("Unknown attribute " + name)
@@ -95,6 +118,7 @@ class CuBLASFlags:
     @allow_tf32.setter
     def allow_tf32(self, value) -> None:
         check_bool("set_allow_tf32_cublas", value)
+        self._state["fp32_precision"] = "ieee"
         _settings.set_float32_matmul_precision("high" if value else "highest")
 
     allow_fp16_reduced_precision_reduction = _reduction_flag("fp16")

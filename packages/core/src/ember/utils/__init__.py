@@ -138,8 +138,10 @@ def __getattr__(name: str):
     # ``torch.utils.checkpoint``, ``torch.utils.data``, ``torch.utils.benchmark`` (and the
     # small modules ``torch.utils`` imports: ``collect_env``, ``dlpack``, ``hooks``, ``weak``,
     # ``_pytree``) work after a plain ``import torch``
+    # ``deterministic`` (``fill_uninitialized_memory``, the reproducibility note) and
+    # ``backcompat`` (the broadcasting note) are reachable the same way in PyTorch
     if name in ("benchmark", "checkpoint", "data", "collect_env", "dlpack", "hooks", "weak",
-                "_pytree"):
+                "_pytree", "deterministic", "backcompat"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
