@@ -61,6 +61,12 @@ TRANSFORMERS = "transformers==5.25.0"
 # accelerate; --no-deps: its one requirement the venv lacks is psutil (torch must stay the
 # oracle's CPU build above, never a registry torch)
 ACCELERATE = ("accelerate==1.16.0 --no-deps", "psutil")
+# PyTorch Lightning, a test oracle like transformers: tests/integration/test_lightning.py runs
+# one Lightning program (Trainer with callbacks and checkpoints, Fabric) on PyTorch and under
+# ember.as_torch. --no-deps for the three that require torch (it must stay the CPU build above);
+# fsspec and PyYAML are their only other requirements the venv lacks.
+LIGHTNING = ("lightning==2.6.6 --no-deps", "lightning-utilities==0.15.3 --no-deps",
+             "torchmetrics==1.9.0 --no-deps", "fsspec", "pyyaml")
 # Pinned so that a new ruff release cannot fail CI with rules nobody asked for.
 RUFF = "ruff==0.17.6"
 
@@ -114,7 +120,7 @@ def tests(session: nox.Session) -> None:
         TENSORBOARD,
         # the tests that need them skip without them
         optional=(TORCH, LEGACY_CHECKPOINT, MINILM_WEIGHTS, ONNXRUNTIME, ONNXSCRIPT,
-                  MATPLOTLIB, H5PY, LMDB, TRANSFORMERS, *ACCELERATE),
+                  MATPLOTLIB, H5PY, LMDB, TRANSFORMERS, *ACCELERATE, *LIGHTNING),
     )
     # Arguments after `--` replace the default target: `nox -s tests -- tests/nn -x`.
     # --no-loadscope-reorder: the files go out in tests/conftest.py's order (long ones first)

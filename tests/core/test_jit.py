@@ -440,3 +440,37 @@ def test_example_inputs_as_a_list_are_the_arguments():
     assert_allclose(pair(x, x), x * x)
     keyed = ember.jit.trace(lambda d: d["a"] + 1, {"a": x})
     assert_allclose(keyed({"a": x}), x + 1)
+
+
+# -- TorchScript's type names ---------------------------------------------------------------------
+
+def test_torchscript_type_names_exist_as_pytorchs():
+    # the DDIM tutorial annotates ``device: torch.DeviceObjType``
+    assert ember._C.DeviceObjType is ember.DeviceObjType
+    assert str(ember.DeviceObjType.get()) == "Device"
+    assert ember.TensorType.get() is ember.TensorType.get()
+    assert ember.TensorType.get().annotation_str == "Tensor"
+    assert ember.TensorType.get().kind() == "TensorType"
+    assert issubclass(ember.ListType, ember.Type) and not hasattr(ember.ListType, "get")
+    i, t = ember.IntType.get(), ember.TensorType.get()
+    assert str(ember.ListType(i)) == "List[int]" and ember.ListType(i) == ember.ListType.ofInts()
+    assert ember.ListType(i).getElementType() is i
+    assert str(ember.OptionalType(t)) == "Optional[Tensor]"
+    assert str(ember.TupleType([i, t])) == "Tuple[int, Tensor]"
+    assert str(ember.DictType(ember.StringType.get(), t)) == "Dict[str, Tensor]"
+    assert str(ember.UnionType([i, ember.FloatType.get()])) == "Union[float, int]"
+    with pytest.raises(TypeError, match="DictType\\(\\) takes 2 types, got 1"):
+        ember.DictType(i)
+    with pytest.raises(TypeError, match="expected a type, got int"):
+        ember.ListType(3)
+    assert not hasattr(ember, "FooType")
+
+
+def test_torchscript_type_strings_match_the_oracle():
+    torch = pytest.importorskip("torch")
+    for name in ("AnyType", "BoolType", "ComplexType", "DeviceObjType", "FloatType", "IntType",
+                 "NoneType", "NumberType", "StreamObjType", "StringType", "TensorType",
+                 "SymIntType", "SymBoolType", "PyObjectType"):
+        assert str(getattr(ember, name).get()) == str(getattr(torch, name).get()), name
+    assert str(ember.TupleType([ember.IntType.get(), ember.TensorType.get()])) == \
+        str(torch.TupleType([torch.IntType.get(), torch.TensorType.get()]))

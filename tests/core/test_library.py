@@ -795,6 +795,49 @@ def test_opcheck_finds_registration_errors():
         L.opcheck(nofake, (ember.randn(3),), atol=1.0)
 
 
+def test_opcheck_compares_strides_and_storage_offsets():
+    # the python_custom_ops_functional tutorial: a kernel that returns a column-major result
+    # while its fake kernel says contiguous fails test_faketensor, as in PyTorch
+    @L.custom_op("mylib::colmajor", mutates_args=(), device_types="cpu")
+    def colmajor(x: Tensor) -> Tensor:
+        r = ember.empty_strided(x.shape, tuple(reversed(x.stride())))
+        r.copy_(x.sin())
+        return r
+
+    @colmajor.register_fake
+    def _(x):
+        return ember.empty_like(x)
+
+    result = L.opcheck(colmajor, (ember.randn(2, 3),), raise_exception=False)
+    assert "Stride mismatch! Strides are (1, 3) and (3, 1) (mismatched at 0)!" in \
+        str(result["test_faketensor"])
+
+    @L.custom_op("mylib::wide_row", mutates_args=(), device_types="cpu")
+    def wide_row(x: Tensor) -> Tensor:
+        r = ember.empty_strided((1, x.shape[0]), (5, 1))
+        r.copy_(x.sin()[None])
+        return r
+
+    @wide_row.register_fake
+    def _(x):
+        return x.new_empty((1, x.shape[0]))
+
+    # a dimension of size 1 may have any stride
+    assert L.opcheck(wide_row, (ember.randn(3),), test_utils="test_faketensor") == \
+        {"test_faketensor": "SUCCESS"}
+
+    @L.custom_op("mylib::offset", mutates_args=(), device_types="cpu")
+    def offset(x: Tensor) -> Tensor:
+        return ember.cat([x.new_zeros(1), x.sin()])[1:]
+
+    @offset.register_fake
+    def _(x):
+        return ember.empty_like(x)
+
+    result = L.opcheck(offset, (ember.randn(3),), raise_exception=False)
+    assert "Storage offsets are 1 and 0!" in str(result["test_faketensor"])
+
+
 def test_opcheck_with_a_data_dependent_output_size():
     @L.custom_op("mylib::numpy_nonzero", mutates_args=())
     def numpy_nonzero(x: Tensor) -> Tensor:
@@ -870,3 +913,32 @@ def test_profiler_names_a_custom_op_by_its_own_namespace():
     keys = [e.key for e in prof.key_averages()]
     assert "mylib::twice" in keys and "aten::sin" in keys
     assert not any(k.startswith("aten::mylib") for k in keys)
+
+
+# -- ember.Tag ----------------------------------------------------------------------------------
+
+def test_tags_are_pytorchs_enum_and_ops_report_them():
+    assert ember._C.Tag is ember.Tag
+    assert (ember.Tag.core.value, ember.Tag.pointwise.value,
+            ember.Tag.pt2_compliant_tag.value, ember.Tag.view_copy.value) == (0, 16, 17, 19)
+    assert not hasattr(ember.Tag, "inplace")  # custom_op's aliasing schemas are not built
+
+    @L.custom_op("mylib::tagged", mutates_args=(), tags=ember.Tag.pointwise)
+    def tagged(x: Tensor) -> Tensor:
+        return x + 1
+
+    # custom_op declares the op pt2-compliant first, as PyTorch's; a list each time
+    tags = ember.ops.mylib.tagged.default.tags
+    assert tags == [ember.Tag.pt2_compliant_tag, ember.Tag.pointwise]
+    assert tags is not ember.ops.mylib.tagged.default.tags
+
+    lib = L.Library("mylib_tags", "DEF")
+    lib.define("h(Tensor x) -> Tensor", tags=ember.Tag.core)
+    assert ember.ops.mylib_tags.h.default.tags == [ember.Tag.core]
+
+
+def test_tags_match_the_oracle():
+    torch = pytest.importorskip("torch")
+    theirs = {k: int(v) for k, v in torch.Tag.__members__.items()}
+    ours = {m.name: m.value for m in ember.Tag}
+    assert {k: v for k, v in theirs.items() if k not in ("inplace", "out")} == ours

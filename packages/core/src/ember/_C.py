@@ -16,6 +16,7 @@ profiling executor or fusers to configure.
 from __future__ import annotations
 
 from . import overrides as _overrides
+from ._device import device as _device_cls
 from ._random import Generator
 from ._tensor import Tensor
 from .autograd.grad_mode import GRAD
@@ -25,6 +26,22 @@ __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "Generator", 
 #: ``torch._C.TensorBase`` (and its old name ``_TensorBase``): the class of every tensor
 TensorBase = Tensor
 _TensorBase = Tensor
+#: ``torch._C._TensorMeta``: the metaclass of the tensor classes (Lightning imports it for
+#: annotations, ``lightning.fabric.utilities.load``); Ember's tensors are plain classes
+_TensorMeta = type(Tensor)
+
+
+def __getattr__(name: str):
+    if name == "Tag":  # torch._C.Tag is torch.Tag (imported on first use)
+        from ._library.tags import Tag
+
+        return Tag
+    if name.endswith("Type"):  # torch._C.DeviceObjType and the other TorchScript types
+        from .jit._types import JIT_TYPE_NAMES, jit_type
+
+        if name in JIT_TYPE_NAMES:
+            return jit_type(name)
+    raise AttributeError(f"module 'ember._C' has no attribute '{name}'")
 
 
 def _get_tracing_state():
@@ -158,6 +175,31 @@ def _jit_get_autocast_mode() -> bool:
 
 # -- __torch_function__ (ember.overrides keeps the state; these are its functions, or read it) --
 
+class _NN:
+    """``torch._C._nn``: the names libraries call directly (``_parse_to``: Lightning's
+    ``DeviceDtypeModuleMixin.to``, HuggingFace accelerate)."""
+
+    @staticmethod
+    def _parse_to(*args, **kwargs):
+        """``Tensor.to``/``Module.to``'s arguments as PyTorch's parser gives them:
+        ``(device, dtype, non_blocking, memory_format)``, None where not given."""
+        from ._tensor import _parse_to
+
+        device, dtype, _ = _parse_to(None, *args, **kwargs)
+        # the overloads' positional bools: (device, dtype, non_blocking, copy) or
+        # (dtype|tensor, non_blocking, copy)
+        first = args[0] if args else None
+        bools = list(args[1:] if first is not None and first.__class__ is not str
+                     and not isinstance(first, (int, _device_cls)) else args[2:])
+        if "copy" in kwargs or len(bools) > 1:
+            raise RuntimeError(".to() does not accept copy argument")
+        non_blocking = kwargs.get("non_blocking", bools[0] if bools else False)
+        return device, dtype, non_blocking, kwargs.get("memory_format")
+
+
+_nn = _NN()
+
+
 DisableTorchFunction = _overrides.DisableTorchFunction
 DisableTorchFunctionSubclass = _overrides.DisableTorchFunctionSubclass
 _disabled_torch_function_impl = _overrides._disabled_torch_function_impl
@@ -189,3 +231,66 @@ def _len_torch_function_stack() -> int:
     """How many ``TorchFunctionMode``s this thread has entered (a mode's own handler does
     not count itself: it is off while it runs)."""
     return len(_overrides._STATE.modes)
+
+
+class PyTorchFileReader:
+    """``torch.PyTorchFileReader`` (``torch._C.PyTorchFileReader``): the records of a zip
+    checkpoint by name, relative to its archive folder (``"data.pkl"``, ``"data/0"``).
+    Lightning's ``_lazy_load`` (FSDP checkpoints) reads storages through it."""
+
+    def __init__(self, file):
+        from .serialization._zip import ZipReader
+
+        if isinstance(file, (str, bytes)) or hasattr(file, "__fspath__"):
+            import os
+
+            self._file = open(os.fspath(file), "rb")
+            self._owned = True
+        else:
+            self._file, self._owned = file, False
+        self._reader = ZipReader(self._file)
+
+    def _names(self) -> list:
+        cut = len(self._reader.prefix) + 1
+        return [name[cut:] for name in self._reader.entries]
+
+    def get_all_records(self) -> list:
+        return self._names()
+
+    def has_record(self, name: str) -> bool:
+        return self._reader.record_name(name) in self._reader.entries
+
+    def get_record(self, name: str) -> bytes:
+        if not self.has_record(name):
+            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not "
+                               "found")
+        return self._reader.read_record(name)
+
+    def get_record_size(self, name: str) -> int:
+        return self._reader.entries[self._reader.record_name(name)].file_size
+
+    def get_record_offset(self, name: str) -> int:
+        return self._reader._starts[self._reader.record_name(name)]
+
+    def get_storage_from_record(self, name: str, numel: int, dtype):
+        """The record ``name`` (``"data/<key>"``) as a 1-D tensor of ``numel`` ``dtype``
+        elements (PyTorch returns a tensor whose storage is the record)."""
+        from . import _dtype as _dtypes
+        from ._factory import from_numpy
+        from .serialization._pickle import from_raw, storage_np_dtype
+
+        key = name[len("data/"):] if name.startswith("data/") else name
+        from ._storage import UntypedStorage
+
+        # ``UntypedStorage`` (what torch.serialization and Lightning pass): numel is bytes
+        dtype = _dtypes.uint8 if dtype is UntypedStorage else _dtypes.to_dtype(dtype)
+        raw = self._reader.read_storage(key, storage_np_dtype(dtype), numel)
+        self._reader.verify()
+        return from_numpy(from_raw(raw, dtype))
+
+    def serialization_id(self) -> str:
+        return self._reader.read_text(".data/serialization_id", "")
+
+    def __del__(self):
+        if getattr(self, "_owned", False):
+            self._file.close()

@@ -161,8 +161,12 @@ def __getattr__(name: str):
         return getattr(importlib.import_module("ember.amp.autocast_mode"), name)
     if name == "_C":  # torch._C's few names that model code probes (ember/_C.py)
         return importlib.import_module("ember._C")
+    if name == "PyTorchFileReader":  # torch.PyTorchFileReader is torch._C's
+        return importlib.import_module("ember._C").PyTorchFileReader
     if name in ("_dynamo", "_logging", "_higher_order_ops"):  # torch's private modules that
         return importlib.import_module(f"ember.{name}")  # scripts and tutorials use
+    if name in ("ScriptModule", "ScriptFunction"):  # torch.ScriptModule: torch.jit's classes
+        return getattr(importlib.import_module("ember.jit"), name)  # (Lightning imports it)
     if name in _SYM_CLASSES:
         return getattr(importlib.import_module("ember.export._symbolic"), name)
     if name == "cond":  # torch.cond
@@ -171,6 +175,12 @@ def __getattr__(name: str):
         return getattr(importlib.import_module("ember.jit"), name)
     if name == "Future":  # torch.Future
         return importlib.import_module("ember.futures").Future
+    if name.endswith("Type"):  # torch.DeviceObjType, torch.TensorType, ...: TorchScript's
+        types = importlib.import_module("ember.jit._types")  # types, as annotations
+        if name in types.JIT_TYPE_NAMES:
+            return types.jit_type(name)
+    if name == "Tag":  # torch.Tag: operator tags (library.define / custom_op tags=)
+        return importlib.import_module("ember._library.tags").Tag
     if name == "compile":  # not cached in this module's globals: no shadowing of the builtin
         return importlib.import_module("ember._compile").compile
     if name in ("has_mkl", "has_openmp"):  # what NumPy's BLAS is, asked on first use

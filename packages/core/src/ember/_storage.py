@@ -681,6 +681,12 @@ def _typed_storage(self) -> TypedStorage:
     return TypedStorage(wrap_storage=storage_of(self), dtype=self.dtype, _internal=True)
 
 
+def _typed_storage_quiet(self) -> TypedStorage:
+    """``Tensor._typed_storage()``: :func:`_typed_storage` without the deprecation warning
+    (PyTorch's internal spelling, which libraries call: Lightning's lazy checkpoint loader)."""
+    return TypedStorage(wrap_storage=storage_of(self), dtype=self.dtype, _internal=True)
+
+
 def _storage_type(self) -> type:
     """The legacy storage class of this tensor's dtype (``ember.FloatStorage``, ...;
     deprecated, as in PyTorch)."""
@@ -857,6 +863,7 @@ def _install_methods() -> None:
     global _SetNotImplemented
     _SetNotImplemented = make_node_class("NotImplemented", _set_bw)
     for name, fn in (("untyped_storage", _untyped_storage), ("storage", _typed_storage),
+                     ("_typed_storage", _typed_storage_quiet),
                      ("storage_type", _storage_type), ("is_set_to", _is_set_to),
                      ("set_", _set_), ("__setstate__", _setstate)):
         fn.__name__ = fn.__qualname__ = name

@@ -640,7 +640,15 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="ember
             else:
                 compiled = CompiledFunction(m.__call__, fullgraph=fullgraph, backend=backend)
             cls = _optimized_module_class(m)
-            return compiled if cls is None else cls(m, compiled)
+            if cls is None:
+                return compiled
+            optimized = cls(m, compiled)
+            # torch's OptimizedModule.dynamo_ctx: compiles a function with the same options
+            # (Lightning's Trainer compiles the steps of a compiled LightningModule with it)
+            object.__setattr__(optimized, "dynamo_ctx", functools.partial(
+                compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                options=options))
+            return optimized
         if not callable(m):
             raise AssertionError(f"A callable function is expected, but {type(m)} is provided.")
         if callable(compiler_fn):

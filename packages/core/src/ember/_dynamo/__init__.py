@@ -50,13 +50,15 @@ from .._compile.hints import (
     substitute_in_graph,
 )
 from . import eval_frame  # torch._dynamo.eval_frame.OptimizedModule, without an import
+from .eval_frame import OptimizedModule  # ``from torch._dynamo import OptimizedModule``
 
 __all__ = ["reset", "explain", "config", "disable", "is_compiling", "ExplainOutput",
            "BreakReason", "GraphBreakError", "optimize", "register_backend", "list_backends",
            "lookup_backend", "allow_in_graph", "assume_constant_result", "disallow_in_graph",
            "forbid_in_graph", "graph_break", "mark_dynamic", "mark_static",
            "mark_static_address", "maybe_mark_dynamic", "nonstrict_trace", "set_stance",
-           "substitute_in_graph", "is_dynamo_supported", "is_inductor_supported"]
+           "substitute_in_graph", "is_dynamo_supported", "is_inductor_supported",
+           "OptimizedModule"]
 
 
 def optimize(backend="inductor", *, nopython: bool = False, disable: bool = False,

@@ -103,7 +103,12 @@ class CustomOpDef:
         self._vmap_fn = None
         self._disabled_kernel: set = set()
         self._lib = _library_allowing_overwrite(namespace, name, Library)
-        self._lib.define(name + schema, tags=self._tags, _stacklevel=3)
+        # as PyTorch's custom_op, the op is declared pt2-compliant, ahead of the given tags
+        from .tags import Tag
+
+        tags = (Tag.pt2_compliant_tag,) + tuple(t for t in self._tags
+                                                 if t is not Tag.pt2_compliant_tag)
+        self._lib.define(name + schema, tags=tags, _stacklevel=3)
         self._opdef = _ops.lookup(self._qualname)
         self._opdef.custom = self
         schema_obj = self._opdef.schema

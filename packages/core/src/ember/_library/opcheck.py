@@ -10,7 +10,8 @@ The checks are PyTorch's, run the way Ember can run them:
   not return outputs that require grad (they would come from a kernel that recorded autograd
   history by itself, which ``register_autograd`` should express);
 * ``test_faketensor``: the op has a fake implementation, and it gives outputs of the real
-  kernel's shapes, dtypes and devices (on copies of the real inputs: Ember has no FakeTensor);
+  kernel's shapes, dtypes, devices, strides and storage offsets (on copies of the real
+  inputs: Ember has no FakeTensor);
 * ``test_aot_dispatch_dynamic`` / ``test_aot_dispatch_static``: ``ember.compile`` of a call of
   the op gives the eager outputs, and the eager gradients when inputs require grad.
 """
@@ -239,13 +240,26 @@ def _compare_meta(opdef, real, fake, dynamic: bool) -> None:
                                "impl but a Tensor from the kernel")
         if dynamic and r.dim() != f.dim() or not dynamic and r.shape != f.shape:
             raise RuntimeError(f"{where} mismatched tensor metadata for output {i}: Shapes "
-                               f"{f.shape} and {r.shape} are not equal!")
+                               f"{r.shape} and {f.shape} are not equal!")
         if r.dtype != f.dtype:
             raise RuntimeError(f"{where} mismatched tensor metadata for output {i}: Dtypes "
-                               f"{f.dtype} and {r.dtype} are not equal!")
+                               f"{r.dtype} and {f.dtype} are not equal!")
         if r.device != f.device:
             raise RuntimeError(f"{where} mismatched tensor metadata for output {i}: Devices "
-                               f"{f.device} and {r.device} are not equal!")
+                               f"{r.device} and {f.device} are not equal!")
+        if dynamic or r.layout != f.layout or r.is_sparse or r.numel() == 0:
+            continue
+        # PyTorch's compare_tensor_meta(check_strides=True): the strides of the dimensions
+        # longer than 1, then the storage offset (a fake kernel must match both)
+        rs, fs = r.stride(), f.stride()
+        for d in range(r.dim()):
+            if r.shape[d] > 1 and rs[d] != fs[d]:
+                raise RuntimeError(f"{where} mismatched tensor metadata for output {i}: Stride "
+                                   f"mismatch! Strides are {tuple(rs)} and {tuple(fs)} "
+                                   f"(mismatched at {d})!")
+        if r.storage_offset() != f.storage_offset():
+            raise RuntimeError(f"{where} mismatched storage offset for output {i}: Storage "
+                               f"offsets are {r.storage_offset()} and {f.storage_offset()}!")
 
 
 def compile_check(opdef, args, kwargs, *, dynamic: bool, rtol=None, atol=None) -> None:

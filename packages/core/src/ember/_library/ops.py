@@ -602,8 +602,9 @@ class OpOverload:
         return self._opdef.key
 
     @property
-    def tags(self) -> tuple:
-        return self._opdef.tags
+    def tags(self) -> list:
+        """The op's tags (``ember.Tag`` members), a new list each time as PyTorch's."""
+        return list(self._opdef.tags)
 
     @property
     def op(self):

@@ -306,6 +306,25 @@ from .gradcheck import gradcheck, gradgradcheck
 _LAZY_SUBMODULES = frozenset(("profiler", "profiler_legacy", "profiler_util"))
 
 
+def _profiler_enabled() -> bool:
+    """``torch.autograd._profiler_enabled()``: whether a profiler is recording (any thread)."""
+    from .profiler import _ACTIVE
+
+    return _ACTIVE[0] > 0
+
+
+def _disable_profiler():
+    """``torch.autograd._disable_profiler()``: stop the profiler recording on this thread and
+    return its events (None when none is)."""
+    from .profiler import _current
+
+    recorder = _current()
+    if recorder is None:
+        return None
+    recorder.stop()
+    return recorder.take()
+
+
 def __getattr__(name: str):
     if name in _LAZY_SUBMODULES:
         import importlib

@@ -18,6 +18,7 @@ found by matching both runs; a shadow op that fails means the model specializes 
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import threading
@@ -1046,7 +1047,14 @@ class Capture:
                 return type(obj)(*items)
             return type(obj)(items) if type(obj) in (list, tuple) else tuple(items)
         if isinstance(obj, dict):
-            return {k: self.real(v) for k, v in obj.items()}
+            items = {k: self.real(v) for k, v in obj.items()}
+            if all(items[k] is v for k, v in obj.items()):
+                return obj  # nothing traced inside: the object itself (a dict subclass kept)
+            if type(obj) is dict:
+                return items
+            new = copy.copy(obj)  # OrderedDict, defaultdict, a library's dict subclass
+            new.update(items)
+            return new
         if isinstance(obj, slice):
             return slice(self.real(obj.start), self.real(obj.stop), self.real(obj.step))
         return obj

@@ -555,7 +555,7 @@ def _addc(input, tensor1, tensor2, value, divide):
         raise RuntimeError(f"value cannot be converted to type {_dtype.c_type_name(rt)} "
                            "without overflow")
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = x + v * (a / b if divide else a * b)
+        r = _addc_values(x, a, b, value, v, rt, divide)
     if r.shape != shape:
         r = xp_of(r).broadcast_to(r, shape).copy()
     arrays = [t for t in (x, a, b) if hasattr(t, "flags")]
@@ -566,6 +566,22 @@ def _addc(input, tensor1, tensor2, value, divide):
     return result(r.astype(rt, copy=False), dev, node, (tx, t1, t2), (t1, t2),
                    (value, divide, (_meta(tx), _meta(t1), _meta(t2))),
                    checked=(g2, g1 or g2 if divide else g1))
+
+
+def _addc_values(x, a, b, value, v, rt, divide):
+    """PyTorch's CPU kernels' roundings: ``self + (value * t1) / t2`` and ``self + value * t1
+    * t2``, which its build contracts into ``fma(value * t1, t2, self)`` (float32: exact
+    through float64, rounded once); float16/bfloat16 computed in float32 with ``value`` in
+    float32 (not rounded to the tensor's dtype), rounded once at the end."""
+    wide = _dtype.OPMATH.get(rt)
+    if wide is not None:
+        x, a, b, v = _dtype.widen(x), _dtype.widen(a), _dtype.widen(b), wide.type(value)
+    va = v * a
+    if divide:
+        return x + va / b
+    if getattr(va, "dtype", None) == np.float32 and va.__class__ is np.ndarray:
+        return (va.astype(np.float64) * b + x).astype(np.float32)
+    return x + va * b
 
 
 @register("addcmul", out=True, inplace=True)

@@ -90,6 +90,11 @@ def _always_record(_: int) -> ProfilerAction:
     return ProfilerAction.RECORD
 
 
+#: ``torch.profiler.profiler._default_schedule_fn``: record every step (Lightning's
+#: ``PyTorchProfiler`` puts it back after its own schedule)
+_default_schedule_fn = _always_record
+
+
 def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
                               use_gzip: bool = False) -> Callable:
     """An ``on_trace_ready`` that writes each cycle's trace to ``dir_name`` as
