@@ -306,6 +306,29 @@ def test_einsum_gradgradcheck(eq, shapes):
     assert gradgradcheck(lambda *xs: ember.einsum(eq, *xs), ops)
 
 
+@pytest.mark.parametrize("eq,shapes", [
+    ("bhid,bhjd->bhij", [(2, 3, 9, 5), (2, 3, 11, 5)]),   # attention's scores
+    ("bhij,bhjd->bhid", [(2, 3, 9, 11), (2, 3, 11, 5)]),  # attention's values
+    ("ihb,bjh->bhij", [(9, 3, 2), (2, 11, 3)]),           # permuted operands and result
+    ("bhid,bjd->bhij", [(2, 3, 9, 5), (2, 11, 5)]),       # a batch label one operand lacks
+    ("bhid,bhjd->bhij", [(1, 3, 9, 5), (2, 1, 11, 5)]),   # size-1 batch dims broadcast
+    ("ij,kj->ki", [(30, 20), (25, 20)]),
+])
+def test_einsum_as_one_batched_product(eq, shapes):
+    # two operands that are one batched matrix product run as matmul of permuted views (as
+    # PyTorch's bmm), not through NumPy's einsum: same values, gradients, and for the scores
+    # the bits of the matmul itself
+    ops = [rand(*s, grad=True) for s in shapes]
+    out = ember.einsum(eq, *ops)
+    np.testing.assert_allclose(npy(out), np.einsum(eq, *[npy(o) for o in ops]), rtol=1e-12,
+                               atol=1e-13)  # sums of 5-20 terms: cancellation
+    assert gradcheck(lambda *xs: ember.einsum(eq, *xs), ops)
+    if eq == "bhid,bhjd->bhij" and shapes[0][0] == 2:
+        q, k = (npy(o).astype(np.float32) for o in ops)
+        got = ember.einsum(eq, ember.from_numpy(q), ember.from_numpy(k))
+        assert np.array_equal(npy(got), np.matmul(q, k.swapaxes(-1, -2)))
+
+
 def test_einsum_broadcasts_size_one_and_takes_a_list():
     a, b = rand(1, 2, 3, grad=True), rand(4, 3, 5, grad=True)
     out = ember.einsum("bij,bjk->bik", [a, b])
