@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -56,6 +57,27 @@ def test_the_script_sees_itself_as_python_shows_it(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout == plain.stdout
     assert r.stdout.split()[-1] == "True"
+
+
+def test_the_working_directory_is_not_on_the_scripts_path(tmp_path):
+    # python script.py puts the script's folder on sys.path, not the working directory:
+    # a json.py or helper.py there must not shadow the standard library or PYTHONPATH
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "prog").mkdir()
+    (tmp_path / "cwd" / "helper.py").write_text("WHO = 'working directory'\n")
+    (tmp_path / "cwd" / "json.py").write_text("raise SystemExit('shadowed the stdlib')\n")
+    (tmp_path / "lib" / "helper.py").write_text("WHO = 'PYTHONPATH'\n")
+    (tmp_path / "prog" / "p.py").write_text(
+        "import json, sys, helper\nprint(helper.WHO, json.dumps(1), sys.path[0])\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "lib"))
+    runs = [subprocess.run([sys.executable, *prefix, "../prog/p.py"], cwd=tmp_path / "cwd",
+                           env=env, capture_output=True, text=True, timeout=300)
+            for prefix in ((), ("-m", "ember.as_torch"))]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    assert runs[1].stdout == runs[0].stdout
+    assert runs[0].stdout.split()[:2] == ["PYTHONPATH", "1"]
 
 
 def test_module_form_and_usage(tmp_path):

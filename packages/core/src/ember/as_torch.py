@@ -156,7 +156,14 @@ def main(argv: list[str] | None = None) -> int:
         runpy.run_module(_ember_name(argv[1]), run_name="__main__", alter_sys=True)
     else:
         sys.argv = argv
-        sys.path.insert(0, str(__import__("pathlib").Path(argv[0]).resolve().parent))
+        # ``python script.py`` puts the script's directory first on sys.path and not the
+        # working directory; ``python -m ember.as_torch`` put the working directory there
+        # (or '' ), which would shadow PYTHONPATH and the standard library: replace it
+        script_dir = str(__import__("pathlib").Path(argv[0]).resolve().parent)
+        if sys.path and not sys.flags.safe_path and sys.path[0] in ("", os.getcwd()):
+            sys.path[0] = script_dir
+        else:
+            sys.path.insert(0, script_dir)
         # the script's __file__ absolute, as ``python script.py`` makes it (Python 3.9+)
         runpy.run_path(os.path.abspath(argv[0]), run_name="__main__")
     return 0

@@ -180,8 +180,9 @@ _RULES: dict = {}
 def _rules() -> dict:
     from ..ops import activation, linalg, linear_op, reduction
 
-    for cls in (linalg.MmBackward0, linalg.MatmulBackward0, linalg.BmmBackward0,
-                linalg.MvBackward0, linalg.DotBackward0):
+    for cls in (linalg.MmBackward0, linalg.BmmBackward0,
+                linalg.MvBackward0, linalg.DotBackward0, linalg._MatmulSqueeze,
+                linalg._MatmulClone, linalg._MatmulUnsafeView):
         _RULES[cls] = _product_rule
     _RULES[linear_op.AddmmBackward0] = _RULES[linear_op.MmBackward0] = _linear_rule
     _RULES[reduction.SumBackward0] = _RULES[reduction.SumBackward1] = _sum_rule

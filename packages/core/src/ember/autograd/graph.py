@@ -369,7 +369,7 @@ HOLOMORPHIC = {
     "DiagonalBackward0", "DivBackward0", "DotBackward0", "Exp2Backward0", "ExpBackward0",
     "ExpandBackward0", "Expm1Backward0", "FlipBackward0", "GatherBackward0", "IndexBackward0",
     "IndexSelectBackward0", "Log10Backward0", "Log1PBackward0", "Log2Backward0", "LogBackward0",
-    "MatmulBackward0", "MeanBackward0", "MeanBackward1", "MmBackward0", "MulBackward0",
+    "MeanBackward0", "MeanBackward1", "MmBackward0", "MulBackward0",
     "MvBackward0", "NegBackward0", "PermuteBackward0", "PowBackward0", "ProdBackward0",
     "ProdBackward1", "ReciprocalBackward0", "RepeatBackward0", "ReshapeAliasBackward0",
     "RollBackward0", "RsqrtBackward0", "RsubBackward0", "RsubBackward1", "SelectBackward0",

@@ -284,6 +284,18 @@ fmod = register("fmod", out=True, inplace=True)(
 _pow = binary_op("pow", _pow_np, _pow_bw, saves="ab", tensor_node_name="PowBackward1")
 
 
+def _pow_np_bf16(a, b):
+    """A bfloat16 base to the power 3 or -2, on its float32 copy: PyTorch's CPU kernel
+    computes these as ``base * base * base`` and ``1 / (base * base)`` in BFloat16
+    arithmetic, which rounds the square to bfloat16 before the last step (float16 and the
+    other powers are one float32 pow rounded once, as ``_pow`` computes them)."""
+    sq = np.multiply(a, a).astype(_dtype.BFLOAT16_NP).astype(a.dtype)
+    return np.multiply(sq, a) if b == 3 else np.reciprocal(sq)
+
+
+_pow_bf16 = binary_op("pow", _pow_np_bf16, _pow_bw, saves="ab")
+
+
 @register("add", inplace=True)
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with PyTorch's promotion and broadcasting."""
@@ -440,6 +452,9 @@ def pow(input, exponent):  # PyTorch's name
     if exponent.__class__ is int and not 0 <= exponent <= 127 and isinstance(input, Tensor) \
             and input._data.dtype.kind in "biu":
         _check_integer_exponent(input._data.dtype, exponent)
+    if exponent.__class__ in (int, float) and (exponent == 3 or exponent == -2) \
+            and isinstance(input, Tensor) and input._data.dtype is _dtype.BFLOAT16_NP:
+        return _pow_bf16(input, exponent)
     return _pow(input, exponent)
 
 

@@ -521,10 +521,18 @@ def _matmul_bw(node, g):
     return matmul_grads(a, b, g, node.needs_grad(0), node.needs_grad(1))
 
 
-(MmBackward0, MatmulBackward0, BmmBackward0, MvBackward0, DotBackward0) = (
+(MmBackward0, BmmBackward0, MvBackward0, DotBackward0) = (
     make_node_class(n, _matmul_bw) for n in
-    ("MmBackward0", "MatmulBackward0", "BmmBackward0", "MvBackward0", "DotBackward0"))
-_MATMUL_NODES = {(2, 2): MmBackward0, (2, 1): MvBackward0, (1, 1): DotBackward0}
+    ("MmBackward0", "BmmBackward0", "MvBackward0", "DotBackward0"))
+# the node PyTorch's composite matmul leaves last on the other ranks (its mm/bmm under a
+# squeeze, a clone or an _unsafe_view): printed as ``grad_fn=<UnsafeViewBackward0>`` for the
+# common ``(batch, seq, d) @ (d, k)`` and batched attention products
+_MatmulSqueeze, _MatmulClone, _MatmulUnsafeView = (
+    make_node_class(n, _matmul_bw) for n in
+    ("SqueezeBackward4", "CloneBackward0", "UnsafeViewBackward0"))
+_MATMUL_NODES = {(2, 2): MmBackward0, (2, 1): MvBackward0, (1, 1): DotBackward0,
+                 (1, 2): _MatmulSqueeze}
+mark_holomorphic(_MatmulSqueeze)  # (CloneBackward0 and UnsafeViewBackward0 are already)
 
 
 def _not_tensors(fn: str, names, *args) -> TypeError:
@@ -576,7 +584,10 @@ def matmul(input, other):
     out = _make(r, dev)
     if GRAD.enabled and (input.requires_grad or other.requires_grad):
         # PyTorch's matmul dispatches on the ranks: mm, mv, dot, and its names follow
-        node = _MATMUL_NODES.get((ad.ndim, bd.ndim), MatmulBackward0)
+        # (a 2-d @ batched product ends in a clone when the 2-d side requires grad, else in
+        # PyTorch's transposed product's _unsafe_view)
+        node = _MATMUL_NODES.get((ad.ndim, bd.ndim)) or (
+            _MatmulClone if ad.ndim == 2 and input.requires_grad else _MatmulUnsafeView)
         record(node, out, (input, other), (input, other),
                checked=(other.requires_grad, input.requires_grad))
     return out
