@@ -521,3 +521,20 @@ def test_gpu_matmul_precision_sets_cupys_compute_type():
         finally:
             ember.set_float32_matmul_precision("highest")
     assert linalg.get_compute_type(np.float32) == linalg.COMPUTE_TYPE_DEFAULT
+
+
+def test_cuda_stream_and_event_without_cuda_raise_pytorchs_runtime_error(monkeypatch):
+    # a program that catches RuntimeError around torch.cuda.Event(enable_timing=True)
+    # (mha-implementations' timing) must see PyTorch's dummy-class error, not an assertion
+    import ember.backends as B
+
+    try:
+        B.get_backend("cuda")
+    except AssertionError:
+        pass
+    else:
+        pytest.skip("a cuda backend is registered (CuPy, or a test's fake)")
+    with pytest.raises(RuntimeError, match="^Tried to instantiate dummy base class Event$"):
+        ember.cuda.Event(enable_timing=True)
+    with pytest.raises(RuntimeError, match=r"^ember\.cuda\.Stream requires CUDA support$"):
+        ember.cuda.Stream()

@@ -84,7 +84,12 @@ def test_dropout_gradient_is_the_mask():
     y.sum().backward()
     mask = (y.detach() != 0).numpy()
     np.testing.assert_allclose(x.grad.numpy(), mask / 0.6)
-    assert type(y.grad_fn).__name__ == "NativeDropoutBackward0"
+    # PyTorch's CPU dropout is input * noise (its fused kernel is CUDA's): a MulBackward0
+    # whose noise edge takes no gradient; alpha dropout ends in an add
+    assert type(y.grad_fn).__name__ == "MulBackward0"
+    assert y.grad_fn.next_functions[1] == (None, 0)
+    assert M.alpha_dropout(x, 0.4, training=True).grad_fn.name() == "AddBackward0"
+    assert ember.native_dropout(x, 0.4, True)[0].grad_fn.name() == "NativeDropoutBackward0"
 
 
 def test_dropout_inplace():

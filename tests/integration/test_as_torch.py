@@ -80,6 +80,16 @@ def test_the_working_directory_is_not_on_the_scripts_path(tmp_path):
     assert runs[0].stdout.split()[:2] == ["PYTHONPATH", "1"]
 
 
+def test_command_form(tmp_path):
+    code = ("import pickle, sys, torch\nclass A: pass\n"
+            "print(torch.__name__, sys.argv, __name__, type(pickle.loads(pickle.dumps(A()))))")
+    r = subprocess.run([sys.executable, "-m", "ember.as_torch", "-c", code, "x", "--y"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["ember", "['-c',", "'x',", "'--y']", "__main__",
+                                "<class", "'__main__.A'>"]
+
+
 def test_module_form_and_usage(tmp_path):
     (tmp_path / "prog.py").write_text("import torch\nprint(torch.__name__)\n")
     r = subprocess.run([sys.executable, "-m", "ember.as_torch", "-m", "prog"], cwd=tmp_path,

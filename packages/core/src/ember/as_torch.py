@@ -140,15 +140,25 @@ def _ember_name(module: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m ember.as_torch script.py [args...]`` or ``-m module [args...]``."""
+    """``python -m ember.as_torch script.py [args...]``, ``-m module [args...]`` or ``-c
+    command [args...]``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m ember.as_torch script.py [args...]\n"
-              "       python -m ember.as_torch -m module [args...]\n\n"
+              "       python -m ember.as_torch -m module [args...]\n"
+              "       python -m ember.as_torch -c command [args...]\n\n"
               + __doc__.split("\n\n")[0], file=sys.stderr if not argv else sys.stdout)
         return 2 if not argv else 0
     install()
-    if argv[0] == "-m":
+    if argv[0] == "-c":  # python -c: sys.argv ['-c', args...], the working directory on the path
+        if len(argv) < 2:
+            print("ember.as_torch: -c needs a command", file=sys.stderr)
+            return 2
+        sys.argv = ["-c", *argv[2:]]
+        main_module = type(sys)("__main__")
+        sys.modules["__main__"] = main_module
+        exec(compile(argv[1], "<string>", "exec"), main_module.__dict__)
+    elif argv[0] == "-m":
         if len(argv) < 2:
             print("ember.as_torch: -m needs a module name", file=sys.stderr)
             return 2

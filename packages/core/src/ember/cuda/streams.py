@@ -9,10 +9,20 @@ A CuPy current stream is per thread and per device, as PyTorch's is. ``ember.Str
 from __future__ import annotations
 
 from .._device import device as _device_cls
+from .._naming import PREFIX
 from ._utils import backend, backend_or_none, current_index, device_index
 
 __all__ = ["Stream", "ExternalStream", "Event", "StreamContext", "current_stream",
            "default_stream", "set_stream", "stream"]
+
+
+def _need_cuda(message: str) -> None:
+    """PyTorch's RuntimeError for a stream or event made where this build has no CUDA (its
+    dummy classes), rather than the AssertionError of a CUDA call."""
+    try:
+        backend()
+    except AssertionError:
+        raise RuntimeError(message) from None
 
 
 class Stream:
@@ -21,6 +31,8 @@ class Stream:
     ``priority``: lower numbers run first, as in CUDA (see ``priority_range``)."""
 
     def __init__(self, device=None, priority: int = 0, _raw=None):
+        if _raw is None:
+            _need_cuda(f"{PREFIX[0]}.cuda.Stream requires CUDA support")
         idx = device_index(device)
         self.device = _device_cls("cuda", idx)
         self._raw = _raw if _raw is not None else backend().new_stream(idx, priority)
@@ -110,6 +122,7 @@ class Event:
 
     def __init__(self, enable_timing: bool = False, blocking: bool = False,
                  interprocess: bool = False):
+        _need_cuda("Tried to instantiate dummy base class Event")
         self._raw = backend().new_event(enable_timing, blocking)
 
     def record(self, stream=None) -> None:

@@ -53,8 +53,26 @@ def _mask_bw(node, g):
     return (g * node.ctx,)
 
 
+def _mask_product_bw(node, g):
+    return g * node.ctx, None
+
+
 NativeDropoutBackward0 = make_node_class("NativeDropoutBackward0", _mask_bw)
-AlphaDropoutBackward0 = make_node_class("MulBackward0", _mask_bw)
+# PyTorch's CPU dropout is ``input * noise`` (its fused native_dropout runs on CUDA only): a
+# MulBackward0 whose second edge, the noise, takes no gradient
+_DropoutMulBackward0 = make_node_class("MulBackward0", _mask_product_bw)
+# alpha dropout's last step is ``input * a + b``: an AddBackward0 on top
+AlphaDropoutBackward0 = make_node_class("AddBackward0", _mask_bw)
+
+
+def _record_dropout(out, input, scale) -> None:
+    """The node of a (feature) dropout's product ``out = input * scale``: PyTorch's CUDA
+    kernel's NativeDropoutBackward0, else its CPU formula's MulBackward0."""
+    s = _make(scale, input._device)
+    if input._device.type == "cuda":
+        record(NativeDropoutBackward0, out, (input,), (), s)
+    else:
+        record(_DropoutMulBackward0, out, (input, s), (), s)
 
 
 def _check_p(p, aten=False):
@@ -129,7 +147,7 @@ def _dropout_impl(input, p, feature, alpha):
         scale = _keep_scale(input, shape, p)
         out = _make(d * scale, input._device)
         if GRAD.enabled and input.requires_grad:
-            record(NativeDropoutBackward0, out, (input,), (), _make(scale, input._device))
+            _record_dropout(out, input, scale)
         return out
     keep = _keep_mask(input, shape, p)._data
     if low and not alpha:  # float16/bfloat16: the product in float32, rounded once (NumPy's
@@ -138,8 +156,7 @@ def _dropout_impl(input, p, feature, alpha):
         scale = keep.astype(f32) * f32(1.0 / (1.0 - p))
         out = _make((d.astype(f32) * scale).astype(d.dtype), input._device)
         if GRAD.enabled and input.requires_grad:
-            record(NativeDropoutBackward0, out, (input,), (),
-                   _make(scale.astype(d.dtype), input._device))
+            _record_dropout(out, input, scale.astype(d.dtype))
         return out
     if alpha:
         a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
@@ -149,10 +166,14 @@ def _dropout_impl(input, p, feature, alpha):
     else:
         scale = keep * (1.0 / (1.0 - p))
         r = d * scale
-        node = NativeDropoutBackward0
+        node = None
     out = _make(r.astype(d.dtype, copy=False), input._device)
     if GRAD.enabled and input.requires_grad:
-        record(node, out, (input,), (), _make(scale.astype(d.dtype, copy=False), input._device))
+        if node is None:
+            _record_dropout(out, input, scale.astype(d.dtype, copy=False))
+        else:
+            record(node, out, (input,), (),
+                   _make(scale.astype(d.dtype, copy=False), input._device))
     return out
 
 
