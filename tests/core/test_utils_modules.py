@@ -692,7 +692,14 @@ def test_small_utils_modules_are_attributes_after_import_ember():
             "assert u.hooks.RemovableHandle and u.dlpack.DLDeviceType and u.weak.WeakIdRef\n"
             "assert u.collect_env.get_env_info\n"
             "import ember.utils.model_zoo as mz\n"
-            "assert mz.load_url\n")
+            "assert mz.load_url\n"
+            # the reproducibility and broadcasting notes read these after a plain import
+            "assert u.deterministic.fill_uninitialized_memory is True\n"
+            "w = u.backcompat.broadcast_warning\n"
+            "assert w.enabled is False\n"
+            "w.enabled = True\n"
+            "assert u.backcompat.broadcast_warning.enabled is True\n"
+            "assert u.backcompat.keepdim_warning.enabled is False\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -752,18 +759,3 @@ def test_deterministic_fill_equals_the_oracle(deterministic_mode):
     finally:
         torch.use_deterministic_algorithms(False)
 
-
-# -- reached from a plain import ----------------------------------------------------------------
-
-def test_deterministic_and_backcompat_need_no_import_of_their_own():
-    # the reproducibility and broadcasting notes read them after a plain ``import torch``
-    code = ("import ember\n"
-            "assert ember.utils.deterministic.fill_uninitialized_memory is True\n"
-            "w = ember.utils.backcompat.broadcast_warning\n"
-            "assert w.enabled is False\n"
-            "w.enabled = True\n"
-            "assert ember.utils.backcompat.broadcast_warning.enabled is True\n"
-            "assert ember.utils.backcompat.keepdim_warning.enabled is False\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr
