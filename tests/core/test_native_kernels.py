@@ -1074,3 +1074,43 @@ def test_embedding_gradient_native_equals_the_bincount(monkeypatch, padding_idx,
     if padding_idx is not None:
         want[padding_idx] = 0
     np.testing.assert_array_equal(native, want.astype(np.float32))
+
+
+# -- bfloat16 linear of a few rows ---------------------------------------------------------------
+
+@pytest.mark.parametrize("rows,k,n,bias", [((1,), 1024, 1024, False), ((3,), 64, 100, True),
+                                           ((2, 8), 33, 300, True), ((16,), 7, 5, False),
+                                           ((1,), 4096, 17, True)])
+def test_bfloat16_linear_of_few_rows_reads_the_weight_as_bfloat16(rows, k, n, bias, monkeypatch):
+    # each output one float32 sum rounded to bfloat16 once, as the float32 BLAS formulation:
+    # the two agree to one bfloat16 rounding step where their sums' order differs
+    rng = np.random.default_rng(0)
+    x = ember.from_numpy(rng.standard_normal(rows + (k,)).astype(np.float32)).bfloat16()
+    w = ember.from_numpy(rng.standard_normal((n, k)).astype(np.float32)).bfloat16()
+    b = ember.from_numpy(rng.standard_normal(n).astype(np.float32)).bfloat16() if bias else None
+    native, plain = _both(lambda: F.linear(x, w, b), monkeypatch)
+    assert native.dtype == ember.bfloat16 and native.shape == rows + (n,)
+    exact = x.double().numpy() @ w.double().numpy().T + (b.double().numpy() if bias else 0.0)
+    got, ref = native.float().numpy(), plain.float().numpy()
+    step = np.abs(ref) * 2.0 ** -7 + 1e-30  # one bfloat16 step
+    assert (np.abs(got - ref) <= step).all()
+    assert np.abs(got - exact).max() <= np.abs(ref - exact).max() + step.max()
+    threads = on_one_and_two_threads(lambda: F.linear(x, w, b).float().numpy())
+    assert np.array_equal(*threads)  # one in-order sum per output, however split
+
+
+def test_bfloat16_linear_keeps_blas_beyond_a_few_rows_and_for_strided_weights():
+    rng = np.random.default_rng(1)
+    w = ember.from_numpy(rng.standard_normal((40, 64)).astype(np.float32)).bfloat16()
+    x = ember.from_numpy(rng.standard_normal((17, 64)).astype(np.float32)).bfloat16()
+    wide = (x.float().numpy() @ w.float().numpy().T)
+    assert np.array_equal(F.linear(x, w).float().numpy(),
+                          ember.from_numpy(wide).bfloat16().float().numpy())
+    wt = ember.from_numpy(rng.standard_normal((64, 40)).astype(np.float32)).bfloat16().t()
+    x1 = x[:1]
+    wide = x1.float().numpy() @ wt.float().numpy().T
+    assert np.array_equal(F.linear(x1, wt).float().numpy(),
+                          ember.from_numpy(wide).bfloat16().float().numpy())
+    y = F.linear(x1.requires_grad_(), w.requires_grad_())
+    y.float().sum().backward()
+    assert x1.grad.shape == x1.shape and w.grad.shape == w.shape

@@ -80,6 +80,7 @@ _SIGNATURES = {
     "ember_lstm_gates_backward_f32": (_P, _P, _P, _P, _P, _P, _P, _N, _N),
     "ember_lstm_cell_f64": (_P,) * 5 + (_N, _N, _P, _P),
     "ember_lstm_cell_backward_f64": (_P,) * 7 + (_N, _N),
+    "ember_linear_bf16_f32": (_P, _P, _P, _P, _N, _N, _N, _N),
     "ember_panel_gemm_available": (),
     "ember_panel_gemm_f32": (_P, _P, _P, _N, _N, _N, ctypes.c_int),
     "ember_sgemm_f32": (_N, _N, _N, _P, _N, _N, _P, _N, _N, _P, _N, ctypes.c_int, _P, _N),

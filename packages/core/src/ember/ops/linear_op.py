@@ -16,10 +16,10 @@ import math
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native
 from .._device import check_same_device
 from .._format import shape_str
-from .._parallel import parallel_for
+from .._parallel import native_threads, parallel_for
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, record
@@ -133,11 +133,48 @@ def _product(xd, wd, bd):
     (PyTorch's CPU kernels accumulate in float; NumPy has no bfloat16 GEMM and runs float16
     without BLAS)."""
     if xd.dtype in _dtype.OPMATH:
+        if xd.dtype is _BF16 and wd.dtype is _BF16:
+            r = _bf16_few_rows(xd, wd, bd)
+            if r is not None:
+                return r
         wide = _dtype.widen
         return _dtype.narrow(_product_arrays(wide(xd), wide(wd), wide(bd)), xd.dtype)
     if xd.dtype is _dtype.CHALF_NP:
         raise _dtype.no_chalf_kernel("addmm_impl_cpu_")
     return _product_arrays(xd, wd, bd)
+
+
+_BF16 = _dtype.BFLOAT16_NP
+#: up to this many rows a bfloat16 product reads the weight as bfloat16 (kernels.c's
+#: ember_linear_bf16_f32); beyond, the weight's float32 copy is amortised and BLAS is faster
+_BF16_NATIVE_ROWS = 16
+
+
+def _bf16_few_rows(xd, wd, bd):
+    """``xd @ wd.T + bd`` of a bfloat16 input of a few rows and a C-contiguous bfloat16
+    weight through ``ember_linear_bf16_f32`` (the weight widened in registers, each output
+    one float32 sum, rounded to bfloat16 once, as the float32 BLAS formulation rounds it), or
+    None where it does not apply (CPU NumPy arrays, a 1-D bias of the weight's rows only)."""
+    if xd.__class__ is not np.ndarray or wd.__class__ is not np.ndarray or wd.ndim != 2 \
+            or not wd.flags.c_contiguous:
+        return None
+    n, k = wd.shape
+    if not k or not n or xd.shape[-1] != k:
+        return None
+    m = xd.size // k
+    if not 0 < m <= _BF16_NATIVE_ROWS or (bd is not None and (
+            bd.__class__ is not np.ndarray or bd.shape != (n,))):
+        return None
+    kernel = _native.kernel("ember_linear_bf16_f32")
+    if kernel is None:
+        return None
+    x = np.ascontiguousarray(xd.reshape(m, k), dtype=_F32)
+    b = None if bd is None else np.ascontiguousarray(bd, dtype=_F32)
+    out = np.empty((m, n), _F32)
+    address = _native.address
+    kernel(address(x), address(wd), None if b is None else address(b), address(out), m, n, k,
+           native_threads())
+    return out.astype(_BF16).reshape(xd.shape[:-1] + (n,))
 
 
 def _fused(xd, wd, bd):
