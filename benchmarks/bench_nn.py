@@ -315,6 +315,34 @@ def _conv_layers(torch, rng):
     return results
 
 
+def _bf16_decode(torch, rng):
+    """One decoding step of a small bfloat16 GPT-style block stack (LLMs-from-scratch's Qwen3
+    notebooks run in bfloat16): a token's hidden state through two 1024-wide MLPs (SiLU gate,
+    3072 hidden) and a 32000-token output head, under no_grad."""
+    import ember
+
+    dims = [(3072, 1024), (3072, 1024), (1024, 3072)] * 2 + [(32000, 1024)]
+    weights = [rng.standard_normal(d).astype(np.float32) * 0.02 for d in dims]
+    x = rng.standard_normal((1, 1, 1024)).astype(np.float32)
+
+    def make(lib):
+        ws = [lib.tensor(w).bfloat16() for w in weights]
+        h = lib.tensor(x).bfloat16()
+        F = lib.nn.functional
+
+        def step():
+            with lib.no_grad():
+                y = h
+                for i in (0, 3):
+                    gate, up, down = ws[i:i + 3]
+                    y = y + F.linear(F.silu(F.linear(y, gate)) * F.linear(y, up), down)
+                return F.linear(y, ws[-1]).argmax(-1)
+        return step
+
+    return compare("bfloat16 decode step (2 SwiGLU MLPs 1024-3072, head 32000, b1)",
+                   make(ember), make(torch) if torch else None, number=20)
+
+
 def workloads(torch):
     rng = np.random.default_rng(0)
     results = []
@@ -331,6 +359,7 @@ def workloads(torch):
     results.append(compare("MLP 784-512-256-10 step (b128, SGD momentum)", e, t, number=50))
 
     results.append(_small_mlp_inference(torch, rng))
+    results.append(_bf16_decode(torch, rng))
 
     x = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
     y = rng.integers(0, 10, 64)
