@@ -1114,3 +1114,18 @@ def test_bfloat16_linear_keeps_blas_beyond_a_few_rows_and_for_strided_weights():
     y = F.linear(x1.requires_grad_(), w.requires_grad_())
     y.float().sum().backward()
     assert x1.grad.shape == x1.shape and w.grad.shape == w.shape
+
+
+def test_bfloat16_widens_by_a_shift_to_ml_dtypes_bits():
+    # _dtype.bf16_to_f32: each bfloat16 the upper half of its float32, NaN payloads too
+    from ember import _dtype
+
+    patterns = np.array([0x7FC1, 0xFFA0, 0x7F81, 0x8000, 0x0001, 0x3F80, 0xFF80], np.uint16)
+    a = patterns.view(_dtype.BFLOAT16_NP)
+    got = _dtype.bf16_to_f32(a)
+    assert got.dtype == np.float32
+    assert np.array_equal(got.view(np.uint32), a.astype(np.float32).view(np.uint32))
+    strided = np.arange(24, dtype=np.float32).astype(_dtype.BFLOAT16_NP).reshape(4, 6)[:, ::2].T
+    wide = _dtype.widen(strided)
+    assert np.array_equal(wide, strided.astype(np.float32))
+    assert wide.strides == strided.astype(np.float32).strides

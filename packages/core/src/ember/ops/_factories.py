@@ -59,7 +59,8 @@ def in_float32(fwd, *arrays):
     None pass through; a non-float32 result (booleans, indices) is returned as it is."""
     f32 = _dtype.float32.np
     try:
-        r = fwd(*(a.astype(f32) if getattr(a, "dtype", None) is _BF16 else a for a in arrays))
+        r = fwd(*(_dtype.bf16_to_f32(a) if getattr(a, "dtype", None) is _BF16 else a
+                  for a in arrays))
     except NotImplementedError as exc:  # a kernel with no float case (bitwise ops, gcd): it
         msg = str(exc)  # names the dtype it saw, float32; PyTorch's names bfloat16
         if not msg.endswith(" not implemented for 'Float'"):
