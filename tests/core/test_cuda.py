@@ -65,7 +65,6 @@ def test_memory_statistics_without_cuda_are_pytorchs():
     lambda: ember.cuda.synchronize(),
     lambda: ember.cuda.get_device_name(),
     lambda: ember.cuda.init(),
-    lambda: ember.cuda.Stream(),
     lambda: ember.cuda.reset_peak_memory_stats(),
     lambda: ember.cuda.reset_accumulated_memory_stats(),
     lambda: ember.cuda.mem_get_info(),

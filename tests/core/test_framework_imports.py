@@ -89,7 +89,7 @@ _PARSE_CASES = [
 
 
 def _materialize(lib, values):
-    x = lib.zeros(2, dtype=lib.float64)
+    x = lib.zeros(2, dtype=lib.float64, device="cpu")
     table = {"float16": lib.float16, "float64": lib.float64, "float32": lib.float32,
              "int8": lib.int8, "tensor": x, "device": lib.device("cpu"),
              "channels_last": lib.channels_last}
@@ -139,7 +139,7 @@ def test_profiler_names_lightning_reads():
 # -- torch.compile --------------------------------------------------------------------------------
 
 def test_compiled_module_dynamo_ctx_compiles_with_the_same_settings():
-    m = ember.compile(nn.Linear(3, 2), fullgraph=True)
+    m = ember.compile(nn.Linear(3, 2, device=CPU), fullgraph=True)
     calls = []
 
     def step(x):

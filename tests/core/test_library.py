@@ -800,7 +800,7 @@ def test_opcheck_compares_strides_and_storage_offsets():
     # while its fake kernel says contiguous fails test_faketensor, as in PyTorch
     @L.custom_op("mylib::colmajor", mutates_args=(), device_types="cpu")
     def colmajor(x: Tensor) -> Tensor:
-        r = ember.empty_strided(x.shape, tuple(reversed(x.stride())))
+        r = ember.empty_strided(x.shape, tuple(reversed(x.stride())), device=x.device)
         r.copy_(x.sin())
         return r
 
@@ -808,13 +808,13 @@ def test_opcheck_compares_strides_and_storage_offsets():
     def _(x):
         return ember.empty_like(x)
 
-    result = L.opcheck(colmajor, (ember.randn(2, 3),), raise_exception=False)
+    result = L.opcheck(colmajor, (ember.randn(2, 3, device="cpu"),), raise_exception=False)
     assert "Stride mismatch! Strides are (1, 3) and (3, 1) (mismatched at 0)!" in \
         str(result["test_faketensor"])
 
     @L.custom_op("mylib::wide_row", mutates_args=(), device_types="cpu")
     def wide_row(x: Tensor) -> Tensor:
-        r = ember.empty_strided((1, x.shape[0]), (5, 1))
+        r = ember.empty_strided((1, x.shape[0]), (5, 1), device=x.device)
         r.copy_(x.sin()[None])
         return r
 
@@ -823,7 +823,7 @@ def test_opcheck_compares_strides_and_storage_offsets():
         return x.new_empty((1, x.shape[0]))
 
     # a dimension of size 1 may have any stride
-    assert L.opcheck(wide_row, (ember.randn(3),), test_utils="test_faketensor") == \
+    assert L.opcheck(wide_row, (ember.randn(3, device="cpu"),), test_utils="test_faketensor") == \
         {"test_faketensor": "SUCCESS"}
 
     @L.custom_op("mylib::offset", mutates_args=(), device_types="cpu")
@@ -834,7 +834,7 @@ def test_opcheck_compares_strides_and_storage_offsets():
     def _(x):
         return ember.empty_like(x)
 
-    result = L.opcheck(offset, (ember.randn(3),), raise_exception=False)
+    result = L.opcheck(offset, (ember.randn(3, device="cpu"),), raise_exception=False)
     assert "Storage offsets are 1 and 0!" in str(result["test_faketensor"])
 
 
