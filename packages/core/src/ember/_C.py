@@ -31,17 +31,27 @@ _TensorBase = Tensor
 _TensorMeta = type(Tensor)
 
 
-def __getattr__(name: str):
-    if name == "Tag":  # torch._C.Tag is torch.Tag (imported on first use)
+def _lazy_class(name: str):
+    """``Tag`` and TorchScript's type classes (``DeviceObjType``, ``TensorType``, ...),
+    imported on first use, or None: ``torch.X`` and ``torch._C.X`` are one object, so
+    ``ember.__getattr__`` asks here too."""
+    if name == "Tag":
         from ._library.tags import Tag
 
         return Tag
-    if name.endswith("Type"):  # torch._C.DeviceObjType and the other TorchScript types
+    if name.endswith("Type"):
         from .jit._types import JIT_TYPE_NAMES, jit_type
 
         if name in JIT_TYPE_NAMES:
             return jit_type(name)
-    raise AttributeError(f"module 'ember._C' has no attribute '{name}'")
+    return None
+
+
+def __getattr__(name: str):
+    cls = _lazy_class(name)
+    if cls is None:
+        raise AttributeError(f"module 'ember._C' has no attribute '{name}'")
+    return cls
 
 
 def _get_tracing_state():
@@ -277,11 +287,10 @@ class PyTorchFileReader:
         elements (PyTorch returns a tensor whose storage is the record)."""
         from . import _dtype as _dtypes
         from ._factory import from_numpy
+        from ._storage import UntypedStorage
         from .serialization._pickle import from_raw, storage_np_dtype
 
         key = name[len("data/"):] if name.startswith("data/") else name
-        from ._storage import UntypedStorage
-
         # ``UntypedStorage`` (what torch.serialization and Lightning pass): numel is bytes
         dtype = _dtypes.uint8 if dtype is UntypedStorage else _dtypes.to_dtype(dtype)
         raw = self._reader.read_storage(key, storage_np_dtype(dtype), numel)

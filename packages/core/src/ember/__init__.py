@@ -175,12 +175,10 @@ def __getattr__(name: str):
         return getattr(importlib.import_module("ember.jit"), name)
     if name == "Future":  # torch.Future
         return importlib.import_module("ember.futures").Future
-    if name.endswith("Type"):  # torch.DeviceObjType, torch.TensorType, ...: TorchScript's
-        types = importlib.import_module("ember.jit._types")  # types, as annotations
-        if name in types.JIT_TYPE_NAMES:
-            return types.jit_type(name)
-    if name == "Tag":  # torch.Tag: operator tags (library.define / custom_op tags=)
-        return importlib.import_module("ember._library.tags").Tag
+    if name == "Tag" or name.endswith("Type"):  # torch.Tag (operator tags), TorchScript's
+        cls = importlib.import_module("ember._C")._lazy_class(name)  # types (annotations)
+        if cls is not None:
+            return cls
     if name == "compile":  # not cached in this module's globals: no shadowing of the builtin
         return importlib.import_module("ember._compile").compile
     if name in ("has_mkl", "has_openmp"):  # what NumPy's BLAS is, asked on first use

@@ -678,7 +678,7 @@ def _typed_storage(self) -> TypedStorage:
     """The storage as a ``TypedStorage`` of this tensor's dtype (deprecated, as in PyTorch:
     use ``untyped_storage()``)."""
     warn_typed_storage_removal(stacklevel=2)
-    return TypedStorage(wrap_storage=storage_of(self), dtype=self.dtype, _internal=True)
+    return _typed_storage_quiet(self)
 
 
 def _typed_storage_quiet(self) -> TypedStorage:

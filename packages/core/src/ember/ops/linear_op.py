@@ -168,8 +168,8 @@ def _bf16_few_rows(xd, wd, bd):
     kernel = _native.kernel("ember_linear_bf16_f32")
     if kernel is None:
         return None
-    x = np.ascontiguousarray(xd.reshape(m, k), dtype=_F32)
-    b = None if bd is None else np.ascontiguousarray(bd, dtype=_F32)
+    x = np.ascontiguousarray(_dtype.widen(xd.reshape(m, k)))
+    b = None if bd is None else np.ascontiguousarray(_dtype.widen(bd), dtype=_F32)
     out = np.empty((m, n), _F32)
     address = _native.address
     kernel(address(x), address(wd), None if b is None else address(b), address(out), m, n, k,
