@@ -609,7 +609,8 @@ class Context:
         if getattr(fn, "__code__", None) is self.varargs_code:
             found = self.functions.get(id(fn.__wrapped__))
             return (found[0], "varargs") if found and found[1] == "op" else None
-        return self.functions.get(id(fn))
+        # a Tensor method that is its own copy of an ember function: that function's op
+        return self.functions.get(id(getattr(fn, "_ember_original", fn)))
 
 
 def _inplace_target(fn):

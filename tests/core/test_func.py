@@ -220,12 +220,14 @@ def test_data_dependent_python_is_refused(torch):
                       lambda: torch.func.vmap(lambda t: 1 if t.sum() > 0 else 0)(tx))
 
 
-def test_functions_bound_before_dispatch_fail_loudly():
-    from ember import dot  # bound at import: bypasses dispatch inside vmap
+def test_a_kernel_reached_without_dispatch_fails_loudly():
+    from ember import dot  # bound by name: dispatches inside vmap as ember.dot does
+    from ember.ops.fft_ops import fft_rfft  # an op module's own kernel: no dispatch
 
     x = r64(4, 3)
+    close(vmap(lambda t: dot(t, t))(x), (x * x).sum(1))
     with pytest.raises(RuntimeError, match="without going through dispatch"):
-        vmap(lambda t: dot(t, t))(x)
+        vmap(lambda t: fft_rfft(t))(x)
 
 
 @pytest.mark.parametrize("case", [

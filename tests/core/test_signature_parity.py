@@ -103,6 +103,7 @@ def _plain_op_gap(gap) -> bool:
     if obj is None and ns == "torch.nn.functional":
         obj = getattr(ember.nn.functional, name, None)
     kernels = {id(i.kernel) for i in OPS.values()} | {id(f) for f in METHODS.values()}
+    obj = getattr(obj, "_ember_original", obj)  # Tensor.add is its own copy of ember.add
     return obj is not None and id(obj) in kernels and not hasattr(obj, "_ember_front")
 
 

@@ -76,11 +76,13 @@ def test_lightning_program_matches_pytorch(results):
     theirs.pop("dispatch")
     _assert_close(theirs, ours)
     # the float64 parts agree to float64 rounding, not only float32's
-    for key in ("weights", "resumed", "seed1_eager"):
+    for key in ("weights", "resumed", "seed1_eager", "seed1_profiled"):
         for name, value in theirs[key].items():
             assert ours[key][name] == pytest.approx(value, rel=1e-12, abs=1e-13), (key, name)
     assert theirs["global_step"] == 9 and theirs["resumed_step"] == 15
     assert theirs["checkpoints"] == ["epoch=1-step=6.ckpt", "epoch=2-step=9.ckpt", "last.ckpt"]
+    # profiling changes nothing (the profiler's mode keeps reduce_fx=torch.mean itself)
+    assert ours["seed1_profiled"] == ours["seed1_eager"]
     # a compiled LightningModule trains as the eager one
     for name, value in ours["seed1_eager"].items():
         assert compiled[name] == pytest.approx(value, rel=1e-12, abs=1e-13), name

@@ -1,7 +1,8 @@
 """A PyTorch Lightning program (Trainer, callbacks, CSV logging, checkpoints, Fabric, a compiled
 module), run by tests/integration/test_lightning.py once with PyTorch and once under
 ``python -m ember.as_torch``; it writes what it saw as JSON to ``argv[1]/result.json``
-(``--compile``: also fit a ``torch.compile``d module).
+(``--compile``: also fit a ``torch.compile``d module), and fits once under Lightning's
+``profiler="pytorch"``.
 
 Float64 throughout (``precision="64-true"``), so that the two runs agree to rounding."""
 
@@ -118,6 +119,17 @@ def main():
                        enable_model_summary=False)
         tr.fit(torch.compile(lit) if kind == "compiled" else lit, train)
         res[f"seed1_{kind}"] = weights(lit)
+
+    # the same fit under Lightning's PyTorch profiler (a __torch_function__ mode in Ember):
+    # self.log's reduce_fx=torch.mean must stay torch.mean while it records
+    L.seed_everything(1)
+    lit = LitModel()
+    tr = L.Trainer(max_epochs=1, accelerator="cpu", devices=1, precision="64-true",
+                   logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                   enable_model_summary=False, profiler="pytorch", default_root_dir=root)
+    tr.fit(lit, train)
+    res["seed1_profiled"] = weights(lit)
+    res["profiled_metrics"] = {k: v.item() for k, v in sorted(tr.callback_metrics.items())}
 
     # Fabric: a hand-written loop
     fabric = L.Fabric(accelerator="cpu", devices=1, precision="64-true")

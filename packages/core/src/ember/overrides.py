@@ -10,11 +10,14 @@ the subclass, so ``MyTensor + 1`` is a ``MyTensor``.
 Cost: none until such a subclass exists (or an ``ember.fx`` Proxy is built by hand, outside
 a trace, which needs the same dispatch). The ops are plain functions on the hot path; the
 first subclass that overrides ``__torch_function__`` (``Parameter`` does not: it disables it,
-as in PyTorch) makes :func:`activate` wrap every registered function in the namespaces that
-exported them (``ember``, ``ember.nn.functional``, ``ember.linalg``, ...) and every Tensor
-method with a dispatching wrapper. Names bound before that (``from ember import add`` at the
-top of a module) keep the plain function: call ``ember.add`` through the module to be
-overridable, or define the subclass first.
+as in PyTorch) makes :func:`activate` turn dispatch on: every registered function of the
+namespaces that exported them (``ember``, ``ember.nn.functional``, ``ember.linalg``, ...) and
+every Tensor method gets a dispatching check as its code, in place (the function object
+stays the same, so ``func is torch.mean``, ``func in {torch.add: ...}`` and a name bound by
+``from ember import add`` behave as in PyTorch; ``Tensor.add`` is a function of its own, not
+``ember.add``, so a handler tells the two calls apart). The few callables that are not
+Python functions (the tensor properties ``T``, ``mT``, ``H``, ``mH``) are swapped for
+dispatching wrappers instead.
 
 Modes (PyTorch's ``TorchFunctionMode``): ``with mode:`` sends every dispatching call of this
 thread (factories too, which have no tensor argument) to ``mode.__torch_function__`` first;
@@ -26,9 +29,11 @@ turned it on for good), so a process pays nothing once its captures (``ember.exp
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import inspect
+import itertools
 import threading
 from collections.abc import Callable
 
@@ -252,10 +257,13 @@ _DUNDER_AS_METHOD = {
 
 
 def _dispatching(fn: Callable, name: str, alias: str | None = None) -> Callable:
-    """``fn`` behind a check for overriding arguments; the wrapper is the public API that
-    ``__torch_function__`` receives (``ember.add``, ``Tensor.__getitem__``, ...; for the
-    operator dunders of ``_DUNDER_AS_METHOD``, ``alias``: the Tensor method PyTorch
-    reports)."""
+    """``fn`` behind a check for overriding arguments, as a new function: the public API
+    that ``__torch_function__`` receives where ``fn`` itself cannot dispatch (a property's
+    getter, a generator, a callable that is not a Python function, an ``aten`` op's
+    wrapper; ember's Python functions dispatch in place, see :func:`_register_swap`). For
+    the operator dunders of ``_DUNDER_AS_METHOD``, ``alias``: the Tensor method PyTorch
+    reports. The wrapper runs ``fn``'s body, never ``fn`` (which may dispatch itself)."""
+    impl = _body(fn, make=True)
 
     @functools.wraps(fn)
     def public(*args, **kwargs):
@@ -268,33 +276,262 @@ def _dispatching(fn: Callable, name: str, alias: str | None = None) -> Callable:
                 return handle_torch_function(func, relevant, *args, **kwargs)
         elif _STATE.all_disabled is _SKIP_ONE_HOP:  # redispatch_function: the hop skipped
             _STATE.all_disabled = False
-        return fn(*args, **kwargs)
+        return impl(*args, **kwargs)
 
     public.__name__ = name
     public._ember_original = fn
+    public._ember_wrapper = True
     return public
 
 
+# -- dispatch in place ---------------------------------------------------------------------------
+#
+# A Python function's behaviour lives in its code object, and ``__code__`` can be assigned.
+# While dispatch is on, each ember function (``ember.add``, ``Tensor.add``, ``F.relu``, ...)
+# gets the code of a dispatching check in place of its own, whose last step calls a copy
+# of the function (its "body": the original code, defaults and closure); dispatch off puts
+# the code back. The function object stays the one every name, table and ``from ember
+# import add`` holds, so ``func is torch.mean`` and ``func in {torch.add: ...}`` hold in a
+# mode as in PyTorch, and a name bound before dispatch went on dispatches too (the earlier
+# design swapped the namespaces' attributes for wrappers: identity changed with the mode).
+# The check's state rides in a keyword-only default (a function's globals and closure
+# cannot be replaced; its code must keep the closure's size, so one code per size).
+
+#: the code flags of functions that are not plain calls (their body is a frame to resume)
+_NOT_PLAIN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR \
+    | inspect.CO_ITERABLE_COROUTINE
+#: the keyword-only default that carries a function's dispatch state
+_STATE_KW = "_ember_dispatch_"
+_FUNCTION = type(_run_undispatched)
+
+
+class _Swap:
+    """One function that dispatches in place: its own code and its dispatching code."""
+
+    __slots__ = ("fn", "body", "code_off", "code_on")
+
+    def __init__(self, fn, body, code_on):
+        self.fn = fn
+        self.body = body
+        self.code_off = fn.__code__
+        self.code_on = code_on
+
+
+#: function -> its _Swap (every function registered so far; registration is for good)
+_SWAPS: dict = {}
+#: the registered functions and their two codes, in order (one C-level pass sets them all:
+#: a mode's enter and exit, each ``vmap`` call, swaps ~1,200 codes each way)
+_SWAP_FNS: list = []
+_SWAP_ON: list = []
+_SWAP_OFF: list = []
+#: function -> its body (a copy with the function's own code)
+_BODIES: dict = {}
+#: closure size -> the dispatching code
+_DISPATCH_CODES: dict = {}
+
+
+#: the check every dispatching function runs as its code (compiled at the lines it has in
+#: this file, so a traceback through it shows these lines). It runs with the function's
+#: globals: what it reads of this module travels in its keyword-only state
+_DISPATCH_SOURCE = """\
+    def public(*args, _ember_dispatch_=None, **kwargs):
+        fn, body, alias, state, skip, call_mode, relevant_args, handle = _ember_dispatch_
+        if not state.all_disabled:
+            func = fn if alias is None else getattr(alias[0], alias[1])
+            if state.modes:
+                return call_mode(func, args, kwargs)
+            relevant = relevant_args(args, kwargs)
+            if relevant:
+                return handle(func, relevant, *args, **kwargs)
+        elif state.all_disabled is skip:  # redispatch_function: the hop skipped
+            state.all_disabled = False
+        return body(*args, **kwargs)
+"""
+
+
+def _dispatch_code(nfree: int):
+    code = _DISPATCH_CODES.get(nfree)
+    if code is None:
+        cells = ", ".join(f"_c{i}" for i in range(nfree))
+        # the closure's cells are named only in dead code: free variables of the code
+        # (their number must match the function's closure), never read (one may be empty)
+        keep = f"        return\n        {cells}\n" if nfree else ""
+        if not _SOURCE_LINE[0]:
+            _SOURCE_LINE[0] = _source_line()
+        line = _SOURCE_LINE[0]
+        src = "\n" * (line - 2) + f"def _outer({cells}):\n" + _DISPATCH_SOURCE + keep \
+            + "    return public\n"
+        namespace: dict = {}
+        exec(compile(src, __file__, "exec"), namespace)  # fixed text, made here
+        code = namespace["_outer"](*range(nfree)).__code__
+        _DISPATCH_CODES[nfree] = code
+    return code
+
+
+def _source_line() -> int:
+    """The line of this file where ``_DISPATCH_SOURCE``'s text begins."""
+    with open(__file__, encoding="utf-8") as f:
+        for i, text in enumerate(f, 1):
+            if text.startswith("_DISPATCH_SOURCE = "):
+                return i + 1
+    return 2
+
+
+_SOURCE_LINE = [0]
+
+
+def _swappable(fn) -> bool:
+    return type(fn) is _FUNCTION and not fn.__code__.co_flags & _NOT_PLAIN \
+        and _STATE_KW not in fn.__code__.co_varnames
+
+
+def _body(fn, make: bool = False):
+    """The function that runs ``fn``'s own code (``fn`` itself for what never dispatches in
+    place; with ``make``, a copy of any Python function, for a wrapper that must not reach
+    ``fn`` should it dispatch later)."""
+    body = _BODIES.get(fn) if type(fn) is _FUNCTION else None
+    if body is not None:
+        return body
+    if type(fn) is not _FUNCTION or not make and fn not in _SWAPS:
+        return fn
+    swap = _SWAPS.get(fn)
+    code = fn.__code__ if swap is None else swap.code_off
+    body = _FUNCTION(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    kw = fn.__kwdefaults__
+    if kw is not None:
+        kw = {k: v for k, v in kw.items() if k != _STATE_KW}
+    body.__kwdefaults__ = kw or None
+    body.__qualname__ = fn.__qualname__
+    body.__module__ = fn.__module__
+    body.__doc__ = fn.__doc__
+    _BODIES[fn] = body
+    return body
+
+
+def _register_swap(fn, owner, name: str) -> _Swap:
+    """Make ``fn`` (found as ``owner.name``) dispatch in place while dispatch is on."""
+    swap = _SWAPS.get(fn)
+    if swap is None:
+        body = _body(fn, make=True)
+        code = _dispatch_code(len(fn.__closure__ or ()))
+        code = code.replace(co_name=fn.__code__.co_name, co_qualname=fn.__code__.co_qualname)
+        # an operator dunder reports the Tensor method PyTorch names (x + 1: Tensor.add)
+        alias = (Tensor, _DUNDER_AS_METHOD[name]) if owner is Tensor \
+            and name in _DUNDER_AS_METHOD else None
+        fn.__kwdefaults__ = {**(fn.__kwdefaults__ or {}), _STATE_KW: (
+            fn, body, alias, _STATE, _SKIP_ONE_HOP, _call_mode, _relevant_args,
+            handle_torch_function)}
+        if "__wrapped__" not in fn.__dict__:
+            # inspect.signature follows __wrapped__: while the code is the check, the body's
+            # signature is the function's (one with its own __wrapped__ keeps it)
+            fn.__wrapped__ = body
+        swap = _SWAPS[fn] = _Swap(fn, body, code)
+        _SWAP_FNS.append(fn)
+        _SWAP_ON.append(code)
+        _SWAP_OFF.append(swap.code_off)
+        if _ACTIVE[0]:
+            fn.__code__ = code
+    # where it was found, a namespace before Tensor (ember.exp_ and Tensor.exp_ are one
+    # function): what the profiler and autocast key the op by (ember.linalg.inv is
+    # linalg_inv, its function defined anywhere) and resolve_name reports
+    # and the name it was found under (ember.batch_norm's function is aten_batch_norm): a
+    # namespace's before Tensor's, the function's own name before an alias's
+    rank = (owner is Tensor, name != fn.__name__)
+    known = fn.__dict__.get("_ember_op_rank")
+    if known is None or rank < known:
+        fn._ember_namespace = owner.__name__
+        fn._ember_op_name = name
+        fn._ember_op_rank = rank
+    if (owner is Tensor or owner.__name__ == "ember") and fn.__name__ != name \
+            and getattr(owner, fn.__name__, None) is not fn:
+        # PyTorch's builtins are named as they are found (torch.batch_norm, Tensor.where,
+        # Tensor.__getitem__); an alias keeps the function's name (ember.absolute is
+        # ember.abs), and the other namespaces keep theirs (torch.fft.fft is fft_fft)
+        fn.__name__ = name
+    return swap
+
+
+def _swaps(on: bool) -> None:
+    collections.deque(map(setattr, _SWAP_FNS, itertools.repeat("__code__"),
+                          _SWAP_ON if on else _SWAP_OFF), maxlen=0)
+
+
+def undispatched(func):
+    """What ``func`` runs once its ``__torch_function__`` check has passed: the body of an
+    ember function (or of a dispatching wrapper's function), else None for a function
+    that makes no such check."""
+    if type(func) is _FUNCTION:
+        swap = _SWAPS.get(func)
+        if swap is not None:
+            return swap.body
+    if not _is_wrapper(func):
+        return None
+    return _body(func._ember_original)
+
+
+def plain(fn):
+    """``fn`` without its ``__torch_function__`` check: the body of an ember function that
+    dispatches in place (what a capture calls once it has recorded the op), else ``fn``."""
+    return _BODIES.get(fn, fn) if type(fn) is _FUNCTION else fn
+
+
+def code_of(fn):
+    """``fn``'s own code object, while dispatch has put the check's code in its place too."""
+    swap = _SWAPS.get(fn) if type(fn) is _FUNCTION else None
+    return fn.__code__ if swap is None else swap.code_off
+
+
+def is_dispatching(value) -> bool:
+    """Whether ``value`` (a function, method or property) makes the ``__torch_function__``
+    check now: an ember function while dispatch is on, or a dispatching wrapper."""
+    if type(value) is _FUNCTION and value in _SWAPS:
+        return value.__code__ is _SWAPS[value].code_on
+    if isinstance(value, property):
+        value = value.fget
+    return _is_wrapper(value)
+
+
+#: ``ember`` functions that are no ops: PyTorch's modes never see them (state, settings and
+#: helpers without tensors; PyTorch's pybind and Python helpers without a dispatch check)
+_NEVER_DISPATCH = frozenset({
+    "is_grad_enabled", "is_inference_mode_enabled", "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled", "set_anomaly_enabled", "get_default_dtype",
+    "set_default_dtype", "get_default_device", "set_default_device", "set_default_tensor_type",
+    "is_tensor", "is_storage", "is_warn_always_enabled", "set_warn_always",
+    "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+    "use_deterministic_algorithms", "get_deterministic_debug_mode",
+    "set_deterministic_debug_mode", "get_float32_matmul_precision",
+    "set_float32_matmul_precision", "get_num_threads", "set_num_threads",
+    "get_num_interop_threads", "set_num_interop_threads", "init_num_threads",
+    "set_flush_denormal", "set_printoptions", "broadcast_shapes", "get_device_module",
+    "manual_seed", "seed", "initial_seed", "compile", "save", "load",
+})
+
+
 def _wrap_attr(owner, name: str) -> None:
+    if name in _NEVER_DISPATCH and owner.__name__ == "ember":
+        return
     fn = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
     if isinstance(fn, property):
-        if name in _TENSOR_PROPERTIES and not getattr(fn.fget, "_ember_original", None):
+        if name in _TENSOR_PROPERTIES and not _is_wrapper(fn.fget):
             setattr(owner, name, property(_dispatching(fn.fget, name), fn.fset, fn.fdel,
                                           fn.__doc__))
         return
     if not callable(fn) or isinstance(fn, (type, staticmethod, classmethod)) \
-            or getattr(fn, "_ember_original", None):
+            or _is_wrapper(fn):
+        return
+    if _swappable(fn) and fn not in _SHARED_EXCLUDED[0]:
+        _register_swap(fn, owner, name)
         return
     # made once per (function, namespace, name) and kept: a mode entered and left in a loop
-    # (vmap, a capture) re-wraps ~1,400 attributes each time, and making the wrappers was
+    # (vmap, a capture) re-wraps its attributes each time, and making the wrappers was
     # most of that cost
     key = (fn, owner.__name__, name)
     public = _WRAPPERS.get(key)
     if public is None:
         public = _dispatching(fn, name, _DUNDER_AS_METHOD.get(name) if owner is Tensor
                               else None)
-        # where it was found: what the profiler and autocast key the op by (ember.linalg.inv
-        # is linalg_inv; its function may be defined anywhere)
+        # where it was found: what the profiler and autocast key the op by
         public._ember_namespace = owner.__name__
         _WRAPPERS[key] = public
     setattr(owner, name, public)
@@ -332,14 +569,23 @@ def _wrap_all() -> None:
     with _LOCK:
         if _ACTIVE[0]:
             return
+        fresh = True
         for owner in (Tensor, *_NAMESPACES):
             plan = _PLANS.get(owner)
             d = _names_of(owner)
             if plan is None or plan.size != len(d) or not d.items() >= plan.original_items:
+                if fresh:
+                    _SHARED_EXCLUDED[0] = _shared_excluded()
+                    fresh = False
                 _full_wrap(owner)  # first time, or names added or replaced since
-            else:
+            elif plan.wrapped:
                 _replay(owner, plan, plan.wrapped)
+        _swaps(True)
         _ACTIVE[0] = True
+
+
+#: the functions :func:`_shared_excluded` found at the last activation
+_SHARED_EXCLUDED: list = [frozenset()]
 
 
 def _replay(owner, plan, values) -> None:
@@ -418,27 +664,23 @@ def _direct_swap_ok(names, originals, wrapped) -> bool:
     return True
 
 
-_FUNCTION = type(_run_undispatched)
-
-
 class _Plan:
     """What wrapping changed on one owner (Tensor or a namespace): the original and the
-    wrapped value of each name (dicts, name -> value, for one C-level update), the same as
-    sets of ``(name, value)`` items (an owner's ``vars().items() >= items`` checks in one
-    C-level pass that nothing was replaced since), and how many names the owner had.
-    Entering and leaving a mode (each ``vmap`` call) swaps ~1,400 names in and out;
-    replaying the plan took a mode's enter/exit from 1.5 ms (each attribute decided afresh)
-    to ~0.2 ms, and the item-set checks and dict updates halved the rest."""
+    wrapped value of each name that a wrapper replaces (dicts, name -> value, for one
+    C-level update; the few callables that cannot dispatch in place), the same as sets of
+    ``(name, value)`` items with the names whose functions dispatch in place (an owner's
+    ``vars().items() >= items`` checks in one C-level pass that nothing was replaced since),
+    and how many names the owner had."""
 
     __slots__ = ("size", "originals", "wrapped", "original_items", "wrapped_items",
                  "direct")
 
-    def __init__(self, size, names, originals, wrapped, direct=False):
+    def __init__(self, size, names, originals, wrapped, direct=False, in_place=()):
         self.size = size
         self.originals = dict(zip(names, originals))
         self.wrapped = dict(zip(names, wrapped))
-        self.original_items = frozenset(self.originals.items())
-        self.wrapped_items = frozenset(self.wrapped.items())
+        self.original_items = frozenset(self.originals.items()) | frozenset(in_place)
+        self.wrapped_items = frozenset(self.wrapped.items()) | frozenset(in_place)
         self.direct = direct  # a class whose names _replay may swap in its dict
 
 
@@ -446,13 +688,20 @@ class _Plan:
 _PLANS: dict = {}
 
 
+def _is_wrapper(value) -> bool:
+    """Whether ``value`` is a dispatching wrapper (:func:`_dispatching`) in place of a
+    function (a Tensor method's own copy of an ``ember`` function carries
+    ``_ember_original`` too: it is not a wrapper)."""
+    return getattr(value, "_ember_wrapper", False) is True
+
+
 def _original(value):
     """The unwrapped value behind a dispatching wrapper (function or property), else None."""
     if isinstance(value, property):
-        original = getattr(value.fget, "_ember_original", None)
-        return None if original is None else property(original, value.fset, value.fdel,
-                                                      value.__doc__)
-    return getattr(value, "_ember_original", None)
+        if not _is_wrapper(value.fget):
+            return None
+        return property(value.fget._ember_original, value.fset, value.fdel, value.__doc__)
+    return value._ember_original if _is_wrapper(value) else None
 
 
 def _full_wrap(owner) -> None:
@@ -462,23 +711,40 @@ def _full_wrap(owner) -> None:
     before = dict(vars(owner))
     if owner is Tensor:
         for name in list(before):
-            if name not in _METHOD_EXCLUDE and not (name.startswith("_")
-                                                    and not name.startswith("__")):
+            if not _private_method(name):
                 _wrap_attr(Tensor, name)
     else:
         _wrap_namespace(owner)
     after = vars(owner)
     rows = []
+    in_place = []
     for name, value in after.items():
         if name in before and value is not before[name]:
             rows.append((name, before[name], value))
+        elif type(value) is _FUNCTION and value in _SWAPS:
+            in_place.append((name, value))
         else:  # wrapped before this call (register_namespace), or a name that came meanwhile
             original = _original(value)
             if original is not None:
                 rows.append((name, original, value))
     names, originals, wrapped = (tuple(c) for c in zip(*rows)) if rows else ((), (), ())
     direct = isinstance(owner, type) and _direct_swap_ok(names, originals, wrapped)
-    _PLANS[owner] = _Plan(len(after), names, originals, wrapped, direct)
+    _PLANS[owner] = _Plan(len(after), names, originals, wrapped, direct, in_place)
+
+
+def _private_method(name: str) -> bool:
+    """A Tensor name that does not dispatch (not an op, or private)."""
+    return name in _METHOD_EXCLUDE or name.startswith("_") and not name.startswith("__")
+
+
+def _shared_excluded() -> frozenset:
+    """Functions that a Tensor name which must not dispatch holds too (``x.numel()`` is
+    ``ember.numel``): they dispatch by wrapper, not in place."""
+    found = set()
+    for name, value in vars(Tensor).items():
+        if type(value) is _FUNCTION and _private_method(name):
+            found.add(value)
+    return frozenset(found)
 
 
 def _deactivate() -> None:
@@ -491,13 +757,15 @@ def _deactivate() -> None:
             d = _names_of(owner)
             plan = _PLANS.get(owner)
             if plan is not None and plan.size == len(d) and d.items() >= plan.wrapped_items:
-                _replay(owner, plan, plan.originals)
+                if plan.originals:
+                    _replay(owner, plan, plan.originals)
                 continue
             _PLANS.pop(owner, None)
             for name, value in list(d.items()):
                 original = _original(value)
                 if original is not None:
                     setattr(owner, name, original)
+        _swaps(False)
         _ACTIVE[0] = False
         _KEEP_ACTIVE[0] = False
 
@@ -639,8 +907,8 @@ def _skip_one_hop_torch_function(func, types, args, kwargs):
     that dispatch in PyTorch, ``dim`` for one, make no check here), and drops the skip."""
     if kwargs is None:
         kwargs = {}
-    original = getattr(func, "_ember_original", None)
-    if original is not None:
+    original = undispatched(func)
+    if original is not None and is_dispatching(func):
         return original(*args, **kwargs)
     state = _STATE
     if state.all_disabled:  # nothing dispatches inside anyway (or a skip is pending)
@@ -726,9 +994,9 @@ def resolve_name(f) -> str | None:
 
     if isinstance(f, OpOverload):
         return str(f)
-    namespace = getattr(f, "_ember_namespace", None)  # a dispatching wrapper (_wrap_attr)
+    namespace = getattr(f, "_ember_namespace", None)  # where dispatch found it (_wrap_attr)
     if namespace is not None:
-        name = getattr(f, "__name__", None)
+        name = getattr(f, "_ember_op_name", None) or getattr(f, "__name__", None)
         if namespace == Tensor.__name__:
             prop = inspect.getattr_static(Tensor, name, None)
             if isinstance(prop, property):
@@ -742,8 +1010,8 @@ def resolve_name(f) -> str | None:
 
 
 #: function -> public name, and the namespaces it was built from (rebuilt when they change).
-#: Where dispatch is off, ``ember.add`` and ``Tensor.add`` can be one function: it gets the
-#: namespace's name (once dispatch is on, each has its own wrapper, named exactly).
+#: One function under several names (an alias, ``ember.absolute`` of ``ember.abs``; an
+#: in-place op that is both ``ember.relu_`` and ``F.relu_``) gets the namespace's name.
 _NAME_TABLE: list = [None, None]
 
 

@@ -298,7 +298,8 @@ class CompileCapture(Capture):
             self.graph_break(f"{entry.name} draws random numbers outside the graph")
         if entry is not None and entry.name == "Tensor.requires_grad_" and args \
                 and isinstance(args[0], Tensor):
-            return self.set_requires_grad(_xcap._ops._raw(func), args, kwargs)
+            return self.set_requires_grad(overrides.plain(_xcap._ops._raw(func)), args,
+                                          kwargs)
         return super().dispatch(func, args, kwargs)
 
     def output(self, node, real, shadow, i, traced_args, args, taint, single=False):

@@ -261,9 +261,9 @@ def wrap(value, level: int) -> BatchedTensor:
 
 
 class _NoData:
-    """What a BatchedTensor holds as its array: a kernel reached without dispatch (a function
-    bound before vmap turned dispatch on: ``from ember import dot`` at import) gets a clear
-    error instead of silently computing on the physical batch."""
+    """What a BatchedTensor holds as its array: a kernel reached without dispatch (an op
+    module's own function, ``ember.ops.fft_ops.fft_rfft``, rather than ``ember.fft.rfft``)
+    gets a clear error instead of silently computing on the physical batch."""
 
     __slots__ = ("_array",)
 
@@ -297,16 +297,16 @@ class _NoData:
 
 
 _UNDISPATCHED = (
-    "vmap: an ember function ran its kernel on a tensor inside vmap without going through "
-    "dispatch. Functions bound by name before vmap started (`from ember import dot` at import "
-    "time) bypass it: call them through their module (`ember.dot`, `F.relu`) or method "
-    "(`x.dot(y)`) inside vmapped functions.")
+    "vmap: a kernel ran on a tensor inside vmap without going through dispatch: an op "
+    "module's own function (ember.ops.*) or a NumPy array taken from the tensor. Call the "
+    "public function (`ember.dot`, `F.relu`) or method (`x.dot(y)`) inside vmapped "
+    "functions.")
 
 
 def dispatching(func):
     """The dispatching public version of a raw ember function (``vmap(ember.dot)`` where
     ``ember.dot`` was read before dispatch went on), else ``func`` itself."""
-    if getattr(func, "_ember_original", None) is not None:
+    if _overrides.is_dispatching(func) or getattr(func, "_ember_original", None) is not None:
         return func
     name = getattr(func, "__name__", None)
     if name is None or not (getattr(func, "__module__", None) or "").startswith("ember"):
@@ -419,7 +419,7 @@ def to_physical(x, levels: list):
 
 def _raw(method):
     """The kernel behind a (possibly dispatching) Tensor method or ember function."""
-    return getattr(method, "_ember_original", method)
+    return _overrides.undispatched(method) or method
 
 
 def passes_through(*tensors) -> bool:
@@ -490,7 +490,7 @@ class VmapMode(_overrides.TorchFunctionMode):
         if lvl.randomness != "same" and _is_random_factory(func):
             return _random_factory(lvl, func, args, {})
         if not _DISPATCH.modes:  # the innermost mode: what func's dispatch would do next
-            fn = getattr(func, "_ember_original", None)
+            fn = _overrides.undispatched(func)
             if fn is not None and not _DISPATCH.all_disabled and _plain(args):
                 return fn(*args)
         return func(*args)

@@ -485,7 +485,7 @@ class Capture:
             self.fold(out)
             return out
         with self.mode:
-            out = raw(*args, **kwargs)
+            out = overrides.plain(raw)(*args, **kwargs)
         for t in _tensors(out):
             if not isinstance(t, TracedTensor) and self.classify(t) == "unknown":
                 self.untraced(t, f"the result of {_qualname(func)}", run_through=True)
@@ -493,6 +493,7 @@ class Capture:
 
     def call(self, name, fn, args, kwargs, rec_args, rec_kwargs):
         """Run one op call; record it when it involves a graph value."""
+        fn = overrides.plain(fn)  # recorded here: its body runs (a replay calls from a mode)
         unknown: list = []
         involved = self.scan(rec_args, unknown, "argument")
         involved = self.scan(rec_kwargs, unknown, "argument") or involved
@@ -953,11 +954,10 @@ class Capture:
                "capture cannot see" if run_through else
                "it is not an input, a parameter or buffer of the module, nor a constant made "
                "during the capture: it was computed by code the capture cannot see (a kernel "
-               "function called directly instead of through ember.<op> or a Tensor method, "
-               "or an ember function taken before the capture began and held where the "
-               "capture does not look, such as a container or another object's attribute: "
-               "call it through its namespace, ember.abs(x), F.relu(x), inside the function "
-               "you export), or it is a global tensor (make it a buffer with "
+               "function, an op module's own ember.ops.*, called directly instead of "
+               "through its public function or a Tensor method: call it as ember.abs(x), "
+               "F.relu(x), x.abs(), in the function you export), or it is a global tensor "
+               "(make it a buffer with "
                "register_buffer; export the module itself, not a function that calls it, "
                "to lift its parameters)")
         msg = f"{what} at {text} is a tensor the capture did not see being made: {why}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import types
 
 from .._tensor import Tensor
 from . import _capture
@@ -413,11 +414,15 @@ def _dispatching_wrappers() -> dict:
     wrappers = {}
     for namespace in overrides._NAMESPACES:
         for value in vars(namespace).values():
-            raw = getattr(value, "_ember_original", None)
-            if raw is not None:
+            if overrides._is_wrapper(value):
+                raw = value._ember_original
                 wrappers.setdefault(id(raw), value)
-                if getattr(raw, "_ember_front", None) is not None:  # and the op's kernel,
-                    wrappers.setdefault(id(raw.__wrapped__), value)  # its module's own name
+            elif type(value) is types.FunctionType and value in overrides._SWAPS:
+                raw = value  # dispatches in place: only its kernel needs routing
+            else:
+                continue
+            if getattr(raw, "_ember_front", None) is not None:  # and the op's kernel,
+                wrappers.setdefault(id(raw.__wrapped__), value)  # its module's own name
     return wrappers
 
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import sys
 import threading
+import types
 from dataclasses import dataclass
 
 from .._forksafe import reinit_in_child
+from ..overrides import code_of
 
 __all__ = ["lookup", "resolve", "UnknownOpError"]
 
@@ -99,7 +101,7 @@ def _build() -> dict:
     varargs_code = _varargs_code()
 
     def is_varargs(fn) -> bool:
-        return getattr(fn, "__code__", None) is varargs_code
+        return type(fn) is types.FunctionType and code_of(fn) is varargs_code
 
     table: dict = {}
     for info in OPS.values():

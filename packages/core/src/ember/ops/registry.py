@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -208,7 +209,8 @@ def op_key(func) -> str:
     if key is not None:
         return key
     namespace = getattr(func, "_ember_namespace", None) or getattr(func, "__module__", None)
-    return _key(getattr(func, "__name__", "op"), namespace or "")
+    name = getattr(func, "_ember_op_name", None) or getattr(func, "__name__", "op")
+    return _key(name, namespace or "")
 
 
 #: methods left without the NumPy keyword names, for speed: called in every forward pass
@@ -345,9 +347,27 @@ def functional_kernels() -> dict:
     return out
 
 
+def method_copy(fn: types.FunctionType, cls: type, name: str) -> types.FunctionType:
+    """A method ``cls.name`` of its own for ``fn``, an ``ember`` function: the same code,
+    defaults, closure and attributes, named where it lives (pickle finds it there), and
+    ``_ember_original`` naming ``fn`` (the op it runs: what tables keyed by function look
+    up)."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+    copy.__kwdefaults__ = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
+    copy.__dict__.update(fn.__dict__)
+    copy.__qualname__ = f"{cls.__qualname__}.{name}"
+    copy.__module__ = cls.__module__
+    copy.__doc__ = fn.__doc__
+    copy.__annotations__ = fn.__annotations__
+    copy._ember_original = fn
+    return copy
+
+
 def install(namespace: dict, tensor_cls: type) -> None:
     """Export registered functions into ``namespace`` and attach Tensor methods."""
     namespace.update(EXPORTS)
+    methods: dict = {}
     for info in OPS.values():
         names = (info.name, *info.aliases)
         mfn = info.method_fn or info.fn
@@ -356,12 +376,20 @@ def install(namespace: dict, tensor_cls: type) -> None:
             if info.function:
                 namespace[n] = info.fn
             if info.method:
-                setattr(tensor_cls, n, method)
+                methods[n] = method
             if info.inplace is not None:
-                setattr(tensor_cls, n + "_", info.inplace)
+                methods[n + "_"] = info.inplace
                 if info.function:
                     namespace.setdefault(n + "_", info.inplace)
-    for n, fn in METHODS.items():
+    methods.update(METHODS)
+    functions = {id(v) for v in namespace.values()}
+    copies: dict = {}
+    for n, fn in methods.items():
+        if id(fn) in functions and isinstance(fn, types.FunctionType):
+            # Tensor.add is not ember.add, as in PyTorch: a __torch_function__ handler
+            # tells x.add(1) from ember.add(x, 1) by the function it receives
+            fn = copies.get(id(fn)) or copies.setdefault(id(fn),
+                                                         method_copy(fn, tensor_cls, n))
         setattr(tensor_cls, n, fn)
     for n in NN_FUNCTIONAL:
         info = OPS.get(n)

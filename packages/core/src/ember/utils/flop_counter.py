@@ -50,7 +50,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd.graph import peek_sequence_nr
-from ..overrides import TorchFunctionMode
+from ..overrides import TorchFunctionMode, undispatched
 from ._pytree import tree_map
 from .module_tracker import ModuleTracker
 
@@ -465,7 +465,7 @@ class _FlopCounterMode(TorchFunctionMode):
                                           tree_map(get_shape, tuple(args)),
                                           tree_map(get_shape, kwargs))
                 return out
-            original = getattr(func, "_ember_original", None)
+            original = undispatched(func)
             if original is None:
                 return func(*args, **kwargs)
             with self:  # inside, the ops a composite calls are seen (and counted) too
