@@ -263,21 +263,11 @@ def _dispatching(fn: Callable, name: str, alias: str | None = None) -> Callable:
     wrapper; ember's Python functions dispatch in place, see :func:`_register_swap`). For
     the operator dunders of ``_DUNDER_AS_METHOD``, ``alias``: the Tensor method PyTorch
     reports. The wrapper runs ``fn``'s body, never ``fn`` (which may dispatch itself)."""
-    impl = _body(fn, make=True)
-
-    @functools.wraps(fn)
-    def public(*args, **kwargs):
-        if not _STATE.all_disabled:
-            func = public if alias is None else getattr(Tensor, alias)
-            if _STATE.modes:
-                return _call_mode(func, args, kwargs)
-            relevant = _relevant_args(args, kwargs)
-            if relevant:
-                return handle_torch_function(func, relevant, *args, **kwargs)
-        elif _STATE.all_disabled is _SKIP_ONE_HOP:  # redispatch_function: the hop skipped
-            _STATE.all_disabled = False
-        return impl(*args, **kwargs)
-
+    # the check that functions dispatching in place run (_DISPATCH_SOURCE), as a function
+    public = _FUNCTION(_dispatch_code(0), globals(), name)
+    functools.update_wrapper(public, fn)
+    public.__kwdefaults__ = {_STATE_KW: _dispatch_state(
+        public, _body(fn, make=True), (Tensor, alias) if alias is not None else None)}
     public.__name__ = name
     public._ember_original = fn
     public._ember_wrapper = True
@@ -380,6 +370,14 @@ def _source_line() -> int:
 _SOURCE_LINE = [0]
 
 
+def _dispatch_state(func, body, alias) -> tuple:
+    """What the check reads (``_DISPATCH_SOURCE``'s first line): the function handlers
+    receive, the body to run, ``(Tensor, method name)`` for an operator dunder reported as
+    its method, and this module's state and helpers."""
+    return (func, body, alias, _STATE, _SKIP_ONE_HOP, _call_mode, _relevant_args,
+            handle_torch_function)
+
+
 def _swappable(fn) -> bool:
     return type(fn) is _FUNCTION and not fn.__code__.co_flags & _NOT_PLAIN \
         and _STATE_KW not in fn.__code__.co_varnames
@@ -418,9 +416,8 @@ def _register_swap(fn, owner, name: str) -> _Swap:
         # an operator dunder reports the Tensor method PyTorch names (x + 1: Tensor.add)
         alias = (Tensor, _DUNDER_AS_METHOD[name]) if owner is Tensor \
             and name in _DUNDER_AS_METHOD else None
-        fn.__kwdefaults__ = {**(fn.__kwdefaults__ or {}), _STATE_KW: (
-            fn, body, alias, _STATE, _SKIP_ONE_HOP, _call_mode, _relevant_args,
-            handle_torch_function)}
+        fn.__kwdefaults__ = {**(fn.__kwdefaults__ or {}),
+                             _STATE_KW: _dispatch_state(fn, body, alias)}
         if "__wrapped__" not in fn.__dict__:
             # inspect.signature follows __wrapped__: while the code is the check, the body's
             # signature is the function's (one with its own __wrapped__ keeps it)
