@@ -267,7 +267,7 @@ def _dispatching(fn: Callable, name: str, alias: str | None = None) -> Callable:
     public = _FUNCTION(_dispatch_code(0), globals(), name)
     functools.update_wrapper(public, fn)
     public.__kwdefaults__ = {_STATE_KW: _dispatch_state(
-        public, _body(fn, make=True), (Tensor, alias) if alias is not None else None)}
+        public, _body(fn), (Tensor, alias) if alias is not None else None)}
     public.__name__ = name
     public._ember_original = fn
     public._ember_wrapper = True
@@ -295,26 +295,15 @@ _STATE_KW = "_ember_dispatch_"
 _FUNCTION = type(_run_undispatched)
 
 
-class _Swap:
-    """One function that dispatches in place: its own code and its dispatching code."""
-
-    __slots__ = ("fn", "body", "code_off", "code_on")
-
-    def __init__(self, fn, body, code_on):
-        self.fn = fn
-        self.body = body
-        self.code_off = fn.__code__
-        self.code_on = code_on
-
-
-#: function -> its _Swap (every function registered so far; registration is for good)
+#: function -> its body, for every function that dispatches in place (registration is for
+#: good): the body is a copy with the function's own code, what the check calls
 _SWAPS: dict = {}
 #: the registered functions and their two codes, in order (one C-level pass sets them all:
 #: a mode's enter and exit, each ``vmap`` call, swaps ~1,200 codes each way)
 _SWAP_FNS: list = []
 _SWAP_ON: list = []
 _SWAP_OFF: list = []
-#: function -> its body (a copy with the function's own code)
+#: function -> its body, for those and for the functions behind dispatching wrappers
 _BODIES: dict = {}
 #: closure size -> the dispatching code
 _DISPATCH_CODES: dict = {}
@@ -383,34 +372,31 @@ def _swappable(fn) -> bool:
         and _STATE_KW not in fn.__code__.co_varnames
 
 
-def _body(fn, make: bool = False):
-    """The function that runs ``fn``'s own code (``fn`` itself for what never dispatches in
-    place; with ``make``, a copy of any Python function, for a wrapper that must not reach
-    ``fn`` should it dispatch later)."""
-    body = _BODIES.get(fn) if type(fn) is _FUNCTION else None
-    if body is not None:
-        return body
-    if type(fn) is not _FUNCTION or not make and fn not in _SWAPS:
+def _body(fn):
+    """A copy of the Python function ``fn`` with its own code, made once (what its check
+    or a wrapper calls, so as never to reach ``fn``, which may dispatch); ``fn`` itself for
+    a callable that is not a Python function."""
+    if type(fn) is not _FUNCTION:
         return fn
-    swap = _SWAPS.get(fn)
-    code = fn.__code__ if swap is None else swap.code_off
-    body = _FUNCTION(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    kw = fn.__kwdefaults__
-    if kw is not None:
-        kw = {k: v for k, v in kw.items() if k != _STATE_KW}
-    body.__kwdefaults__ = kw or None
-    body.__qualname__ = fn.__qualname__
-    body.__module__ = fn.__module__
-    body.__doc__ = fn.__doc__
-    _BODIES[fn] = body
+    body = _BODIES.get(fn)
+    if body is None:
+        code = fn.__code__ if fn not in _SWAPS else _SWAPS[fn].__code__
+        body = _FUNCTION(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+        kw = fn.__kwdefaults__
+        if kw is not None:
+            kw = {k: v for k, v in kw.items() if k != _STATE_KW}
+        body.__kwdefaults__ = kw or None
+        body.__qualname__ = fn.__qualname__
+        body.__module__ = fn.__module__
+        body.__doc__ = fn.__doc__
+        _BODIES[fn] = body
     return body
 
 
-def _register_swap(fn, owner, name: str) -> _Swap:
+def _register_swap(fn, owner, name: str) -> None:
     """Make ``fn`` (found as ``owner.name``) dispatch in place while dispatch is on."""
-    swap = _SWAPS.get(fn)
-    if swap is None:
-        body = _body(fn, make=True)
+    if fn not in _SWAPS:
+        body = _body(fn)
         code = _dispatch_code(len(fn.__closure__ or ()))
         code = code.replace(co_name=fn.__code__.co_name, co_qualname=fn.__code__.co_qualname)
         # an operator dunder reports the Tensor method PyTorch names (x + 1: Tensor.add)
@@ -422,17 +408,16 @@ def _register_swap(fn, owner, name: str) -> _Swap:
             # inspect.signature follows __wrapped__: while the code is the check, the body's
             # signature is the function's (one with its own __wrapped__ keeps it)
             fn.__wrapped__ = body
-        swap = _SWAPS[fn] = _Swap(fn, body, code)
+        _SWAPS[fn] = body
         _SWAP_FNS.append(fn)
         _SWAP_ON.append(code)
-        _SWAP_OFF.append(swap.code_off)
+        _SWAP_OFF.append(body.__code__)
         if _ACTIVE[0]:
             fn.__code__ = code
-    # where it was found, a namespace before Tensor (ember.exp_ and Tensor.exp_ are one
-    # function): what the profiler and autocast key the op by (ember.linalg.inv is
-    # linalg_inv, its function defined anywhere) and resolve_name reports
-    # and the name it was found under (ember.batch_norm's function is aten_batch_norm): a
-    # namespace's before Tensor's, the function's own name before an alias's
+    # where it was found and under which name (ember.batch_norm's function is
+    # aten_batch_norm), a namespace before Tensor and the function's own name before an
+    # alias's: what the profiler and autocast key the op by (ember.linalg.inv is
+    # linalg_inv) and resolve_name reports
     rank = (owner is Tensor, name != fn.__name__)
     known = fn.__dict__.get("_ember_op_rank")
     if known is None or rank < known:
@@ -445,7 +430,6 @@ def _register_swap(fn, owner, name: str) -> _Swap:
         # Tensor.__getitem__); an alias keeps the function's name (ember.absolute is
         # ember.abs), and the other namespaces keep theirs (torch.fft.fft is fft_fft)
         fn.__name__ = name
-    return swap
 
 
 def _swaps(on: bool) -> None:
@@ -457,13 +441,11 @@ def undispatched(func):
     """What ``func`` runs once its ``__torch_function__`` check has passed: the body of an
     ember function (or of a dispatching wrapper's function), else None for a function
     that makes no such check."""
-    if type(func) is _FUNCTION:
-        swap = _SWAPS.get(func)
-        if swap is not None:
-            return swap.body
+    if type(func) is _FUNCTION and func in _SWAPS:
+        return _SWAPS[func]
     if not _is_wrapper(func):
         return None
-    return _body(func._ember_original)
+    return plain(func._ember_original)
 
 
 def plain(fn):
@@ -474,15 +456,14 @@ def plain(fn):
 
 def code_of(fn):
     """``fn``'s own code object, while dispatch has put the check's code in its place too."""
-    swap = _SWAPS.get(fn) if type(fn) is _FUNCTION else None
-    return fn.__code__ if swap is None else swap.code_off
+    return plain(fn).__code__
 
 
 def is_dispatching(value) -> bool:
     """Whether ``value`` (a function, method or property) makes the ``__torch_function__``
     check now: an ember function while dispatch is on, or a dispatching wrapper."""
     if type(value) is _FUNCTION and value in _SWAPS:
-        return value.__code__ is _SWAPS[value].code_on
+        return value.__code__ is not _SWAPS[value].__code__
     if isinstance(value, property):
         value = value.fget
     return _is_wrapper(value)

@@ -388,8 +388,9 @@ def install(namespace: dict, tensor_cls: type) -> None:
         if id(fn) in functions and isinstance(fn, types.FunctionType):
             # Tensor.add is not ember.add, as in PyTorch: a __torch_function__ handler
             # tells x.add(1) from ember.add(x, 1) by the function it receives
-            fn = copies.get(id(fn)) or copies.setdefault(id(fn),
-                                                         method_copy(fn, tensor_cls, n))
+            if id(fn) not in copies:
+                copies[id(fn)] = method_copy(fn, tensor_cls, n)
+            fn = copies[id(fn)]
         setattr(tensor_cls, n, fn)
     for n in NN_FUNCTIONAL:
         info = OPS.get(n)
