@@ -158,7 +158,7 @@ def _torch_function_dispatch_off():
 
 def _dispatch_off() -> None:
     overrides = sys.modules.get("ember.overrides")
-    if overrides is not None and overrides.is_active():
+    if overrides is not None and overrides._ACTIVE[0]:  # on, or lingering after a mode
         overrides._deactivate()
 
 

@@ -203,6 +203,7 @@ def test_a_mode_entered_again_wraps_what_was_replaced_meanwhile(monkeypatch):
 
     with Seen():  # makes the plan
         pass
+    ov._settle()
     assert ember.add.__name__ == "add" and not ov.is_dispatching(ember.add)
 
     def add(input, other, *, alpha=1, out=None):
@@ -216,4 +217,5 @@ def test_a_mode_entered_again_wraps_what_was_replaced_meanwhile(monkeypatch):
         ember.ones(2).mul(3)
     assert mode.names == ["ones", "ones", "add", "ones", "mul"]
     assert ember.add is add and ember.Tensor.mul.__name__ == "mul"
+    ov._settle()
     assert not ov.is_dispatching(ember.Tensor.mul) and not ov.is_active()

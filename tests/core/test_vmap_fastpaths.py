@@ -482,6 +482,7 @@ def test_fast_binding_edge_cases():
 # -- the mode's enter and exit --------------------------------------------------------------------
 
 def _originals_in_place():
+    overrides._settle()  # dispatch lingers for a few plain calls after a mode: end that
     return not any(overrides.is_dispatching(v)
                    for k, v in vars(Tensor).items() if not k.startswith("_") or k.startswith("__"))
 
@@ -513,6 +514,62 @@ def test_enter_exit_swaps_methods_and_clears_method_caches():
         x.add(y)
         _ = x.T
         assert len(seen) == n and _originals_in_place()
+
+
+def test_dispatch_lingers_for_a_few_plain_calls_after_the_last_mode():
+    """The last mode's exit leaves the functions' dispatching check in place for about as
+    many plain calls as switching costs, so a loop of vmap calls switches once: those calls
+    run as plain ones, a mode entered then swaps nothing, and the last of them switches
+    dispatch off."""
+    x, y = r(3), r(3, seed=1)
+    seen = []
+
+    class Log(overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        x + y
+    assert not overrides.is_active() and overrides.is_dispatching(Tensor.add)
+    held = [f.__code__ for f in (ember.add, Tensor.add, Tensor.__add__, F.relu)]
+    assert_identical(x + y, ember.add(x, y))
+    assert seen == ["add"]  # no mode: nothing seen
+    with Log():  # entered while dispatch lingers: nothing to swap
+        assert all(f.__code__ is c for f, c in zip((ember.add, Tensor.add, Tensor.__add__,
+                                                    F.relu), held))
+        assert overrides.is_active()
+        x.mul(y)
+    assert seen == ["add", "mul"]
+    calls = 0
+    while overrides.is_dispatching(ember.add):
+        ember.add(x, y)
+        calls += 1
+        assert calls <= overrides._LINGER_CALLS
+    assert calls == overrides._LINGER_CALLS  # each call through the check counts once
+    assert _originals_in_place() and not overrides.is_active()
+
+
+def test_a_subclass_defined_while_dispatch_lingers_keeps_it_on():
+    with _Counting():
+        pass
+    assert overrides.is_dispatching(ember.add)  # lingering
+
+    class Marked(Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs)
+
+    x = r(3)
+    for _ in range(overrides._LINGER_CALLS + 1):
+        ember.add(x, x)
+    assert overrides.is_active() and overrides.is_dispatching(ember.add)
+    assert type(ember.add(x.as_subclass(Marked), 1)) is Marked
+
+
+class _Counting(overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
 
 
 def test_general_swap_path_agrees():
@@ -548,6 +605,7 @@ def test_a_patch_made_inside_a_mode_survives_its_exit(monkeypatch):
     monkeypatch.undo()
     # the next vmap rebuilds its plans and runs with the real functions again
     assert_identical(vmap(lambda t: ember.exp(t).expm1())(x), ember.exp(x).expm1())
+    overrides._settle()
     assert not overrides.is_dispatching(ember.exp)
     assert _originals_in_place()
 

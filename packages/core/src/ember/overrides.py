@@ -22,9 +22,12 @@ dispatching wrappers instead.
 Modes (PyTorch's ``TorchFunctionMode``): ``with mode:`` sends every dispatching call of this
 thread (factories too, which have no tensor argument) to ``mode.__torch_function__`` first;
 inside that handler the mode is off, so the calls an op makes are not seen. Dispatch is on
-while a mode is entered anywhere and goes off again with the last one (unless a subclass
+while a mode is entered anywhere and goes off again after the last one (unless a subclass
 turned it on for good), so a process pays nothing once its captures (``ember.export``,
-``ember.jit.trace``) are done.
+``ember.jit.trace``) are done. It goes off ``_LINGER_CALLS`` plain calls after that exit,
+not at it: switching costs ~80 us each way, so a loop of ``vmap`` calls (each enters a mode)
+with a few ops between them switches once; the calls in between run through the check
+(~0.5 us each) as if dispatch were off.
 """
 
 from __future__ import annotations
@@ -93,6 +96,14 @@ _STATE = _DispatchState()
 _ACTIVE = [False]
 _KEEP_ACTIVE = [False]  # a subclass (or activate()) wants dispatch on for good
 _MODE_SCOPES = [0]  # modes entered, all threads
+#: plain calls left before dispatch goes off after the last mode's exit (0: none pending).
+#: Switching dispatch on or off sets ~1,300 codes (~80 us each way); a call through the
+#: check with no mode and no overriding argument costs ~0.5 us more than a plain one. So the
+#: last exit leaves dispatch on for about as many calls as one switch costs, and a loop of
+#: ``vmap``/``jacrev``/profiled calls with a few ops between them switches once, not twice
+#: per call (ski rental: never more than twice the cost of switching at once)
+_LINGER = [0]
+_LINGER_CALLS = 300
 _LOCK = reinit_in_child(threading.RLock())
 #: modules whose public functions are wrapped on activation (``ember``, ``ember.linalg``, ...)
 _NAMESPACES: list = []
@@ -299,7 +310,7 @@ _FUNCTION = type(_run_undispatched)
 #: good): the body is a copy with the function's own code, what the check calls
 _SWAPS: dict = {}
 #: the registered functions and their two codes, in order (one C-level pass sets them all:
-#: a mode's enter and exit, each ``vmap`` call, swaps ~1,200 codes each way)
+#: switching dispatch on or off sets ~1,300 codes: see ``_LINGER``)
 _SWAP_FNS: list = []
 _SWAP_ON: list = []
 _SWAP_OFF: list = []
@@ -314,7 +325,8 @@ _DISPATCH_CODES: dict = {}
 #: globals: what it reads of this module travels in its keyword-only state
 _DISPATCH_SOURCE = """\
     def public(*args, _ember_dispatch_=None, **kwargs):
-        fn, body, alias, state, skip, call_mode, relevant_args, handle = _ember_dispatch_
+        fn, body, alias, state, skip, call_mode, relevant_args, handle, linger, linger_call = \
+            _ember_dispatch_
         if not state.all_disabled:
             func = fn if alias is None else getattr(alias[0], alias[1])
             if state.modes:
@@ -322,6 +334,8 @@ _DISPATCH_SOURCE = """\
             relevant = relevant_args(args, kwargs)
             if relevant:
                 return handle(func, relevant, *args, **kwargs)
+            if linger[0]:  # the last mode has exited: dispatch goes off after a few calls
+                linger_call()
         elif state.all_disabled is skip:  # redispatch_function: the hop skipped
             state.all_disabled = False
         return body(*args, **kwargs)
@@ -364,7 +378,7 @@ def _dispatch_state(func, body, alias) -> tuple:
     receive, the body to run, ``(Tensor, method name)`` for an operator dunder reported as
     its method, and this module's state and helpers."""
     return (func, body, alias, _STATE, _SKIP_ONE_HOP, _call_mode, _relevant_args,
-            handle_torch_function)
+            handle_torch_function, _LINGER, _linger_call)
 
 
 def _swappable(fn) -> bool:
@@ -540,6 +554,7 @@ def activate() -> None:
     """Turn dispatch on for good: wrap the public functions and the Tensor methods."""
     with _LOCK:
         _KEEP_ACTIVE[0] = True
+        _LINGER[0] = 0
         _wrap_all()
 
 
@@ -746,6 +761,7 @@ def _deactivate() -> None:
         _swaps(False)
         _ACTIVE[0] = False
         _KEEP_ACTIVE[0] = False
+        _LINGER[0] = 0
 
 
 def mode_wants(flag: str) -> bool:
@@ -758,8 +774,28 @@ def mode_wants(flag: str) -> bool:
 
 
 def is_active() -> bool:
-    """Whether a class overriding ``__torch_function__`` has made dispatch active."""
-    return _ACTIVE[0]
+    """Whether dispatch is in effect: a class overriding ``__torch_function__`` (or
+    :func:`activate`) turned it on, or a mode is entered. False while it only lingers after
+    the last mode's exit (its check then runs the function as if it were off)."""
+    return _ACTIVE[0] and not _LINGER[0]
+
+
+def _linger_call() -> None:
+    """A plain call through the check after the last mode's exit: the last of them turns
+    dispatch off."""
+    left = _LINGER[0] - 1
+    _LINGER[0] = left
+    if left <= 0:
+        _settle()
+
+
+def _settle() -> None:
+    """Turn dispatch off now if it only lingers after the last mode's exit (what the
+    ``_LINGER_CALLS``-th plain call does)."""
+    with _LOCK:
+        _LINGER[0] = 0
+        if not _MODE_SCOPES[0] and not _KEEP_ACTIVE[0] and _ACTIVE[0]:
+            _deactivate()
 
 
 def _wrap_namespace(module) -> None:
@@ -862,6 +898,7 @@ def _call_mode(public, args, kwargs):
 def _enter_mode_scope() -> None:
     with _LOCK:
         _MODE_SCOPES[0] += 1
+        _LINGER[0] = 0
         _wrap_all()
 
 
@@ -869,7 +906,7 @@ def _exit_mode_scope() -> None:
     with _LOCK:
         _MODE_SCOPES[0] -= 1
         if not _MODE_SCOPES[0] and not _KEEP_ACTIVE[0] and _ACTIVE[0]:
-            _deactivate()
+            _LINGER[0] = _LINGER_CALLS  # off after a few plain calls (see _LINGER)
 
 
 # -- redispatch ----------------------------------------------------------------------------------
