@@ -60,6 +60,7 @@ NAMESPACES = [
     ("torch.optim", "ember.optim"),
     ("torch.optim.lr_scheduler", "ember.optim.lr_scheduler"),
     ("torch.utils.data", "ember.utils.data"),
+    ("torch.utils.checkpoint", "ember.utils.checkpoint"),
     ("torch.linalg", "ember.linalg"),
     ("torch.autograd", "ember.autograd"),
     ("torch.autograd.forward_ad", "ember.autograd.forward_ad"),

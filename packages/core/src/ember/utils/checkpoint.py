@@ -47,11 +47,29 @@ Two implementations, chosen by ``use_reentrant`` as in PyTorch:
 Both restore the RNG state of the forward for the recomputation (``preserve_rng_state``):
 the CPU generator's and the default generators of the devices of the tensor arguments, so a
 dropout mask drawn in the recomputation equals the forward's.
+
+Selective checkpointing (``context_fn=functools.partial(create_selective_checkpoint_contexts,
+policy)``, PyTorch's SAC): the policy decides, op by op, which outputs the forward keeps so
+that the recomputation does not compute them again. PyTorch asks it about each ATen op below
+autograd (``__torch_dispatch__``); Ember asks about each call of a public function or Tensor
+method in the region (a ``TorchFunctionMode``: the ops a function makes inside are part of
+its call), passing the ATen overload of that call where there is one (``ember.ops.aten``,
+so a policy testing ``op in {torch.ops.aten.mm.default}`` runs unchanged) and the call's
+own arguments. A product is reported as the ATen op PyTorch's CPU decomposition runs:
+``F.linear`` (``nn.Linear``) as ``addmm`` with a bias and ``mm`` without, ``matmul`` as
+``mm`` or ``bmm``. The recomputation returns a kept output instead of calling the function
+and packs the values the forward's call packed (its inputs, its output) from this run's
+tensors, so the graph's nodes get what they saved. A call whose node saved anything else (a
+dropout mask, norm statistics), an in-place call, a call with ``out=`` and a view are
+recomputed whatever the policy says. ``*_CPU_OFFLOAD`` keeps the output on the CPU.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import enum
+import functools
 import itertools
 import sys
 import threading
@@ -67,11 +85,14 @@ from ..autograd import engine as _engine
 from ..autograd import graph as _graph
 from ..autograd.function import Function
 from ..autograd.grad_mode import GRAD, enable_grad, no_grad
+from ..overrides import TorchFunctionMode
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity", "detach_variable", "get_device_states",
            "set_device_states", "noop_context_fn", "set_checkpoint_early_stop",
-           "DefaultDeviceType", "set_checkpoint_debug_enabled"]
+           "DefaultDeviceType", "set_checkpoint_debug_enabled", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
+           "SAC_IGNORED_OPS", "GraphExecGroup"]  # noqa: F822 (SAC_IGNORED_OPS: on first use)
 
 _DEFAULT_DETERMINISM_MODE = "default"
 _DETERMINISM_CHECKS = (_DEFAULT_DETERMINISM_MODE, "none")
@@ -516,7 +537,9 @@ class _CheckpointFrame:
         return holder
 
     def unpack(self, holder: _Holder) -> Tensor:
-        gid = _engine.current_graph_task_id()
+        gid = _GROUP.current
+        if gid is None:
+            gid = _engine.current_graph_task_id()
         if gid == -1:
             gid = ("outside", next(_OUTSIDE))
         with self.lock:
@@ -704,6 +727,380 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, dete
                            "a failed forward.")
     frame.forward_completed = True
     return out
+
+
+# -- selective checkpointing ---------------------------------------------------------------------
+
+class SelectiveCheckpointContext:
+    """What a selective-checkpoint policy gets first: ``op_output``, the op's result. The
+    policy runs during the forward only (the recomputation reads the decisions back by
+    position), so ``is_recompute`` is always False, as in PyTorch 2.13."""
+
+    def __init__(self, *, is_recompute, op_output=None) -> None:
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+class CheckpointPolicy(enum.Enum):
+    """What selective checkpointing does with an op's output.
+
+    - ``{MUST,PREFER}_SAVE``: the forward keeps it; the recomputation does not run the op
+    - ``{MUST,PREFER}_RECOMPUTE``: the recomputation runs the op again
+    - ``{MUST,PREFER}_CPU_OFFLOAD``: kept as with ``*_SAVE``, on the CPU until the
+      recomputation moves it back to its device
+
+    ``MUST_*`` and ``PREFER_*`` differ only for a compiler that may override a preference;
+    eager checkpointing follows both.
+    """
+
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+_KEEP = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
+_OFFLOAD = (CheckpointPolicy.MUST_CPU_OFFLOAD, CheckpointPolicy.PREFER_CPU_OFFLOAD)
+
+
+def _policy_from_bool(b):
+    return CheckpointPolicy.MUST_SAVE if b else CheckpointPolicy.PREFER_RECOMPUTE
+
+
+def _ignored_ops() -> frozenset:
+    """``SAC_IGNORED_OPS``, made on first use (``ember.ops.aten`` is built lazily): the ops
+    selective checkpointing neither asks about nor counts (``detach``, which checkpointing
+    itself may add)."""
+    value = globals().get("SAC_IGNORED_OPS")
+    if value is None:
+        from ..ops import aten
+
+        value = frozenset({aten.detach.default})
+        globals()["SAC_IGNORED_OPS"] = value
+    return value
+
+
+def __getattr__(name: str):
+    if name == "SAC_IGNORED_OPS":
+        return _ignored_ops()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_RECOMPUTE = object()
+_CONSUMED = object()
+_SAC_MISMATCH_MSG = ("This can happen if the operations in the checkpointed region are "
+                     "nondeterministic or depend on global state that changed between forward "
+                     "and backward.")
+#: Tensor methods that write into their tensor without a trailing underscore
+_WRITES = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+                     "__ifloordiv__", "__imod__", "__ipow__", "__iand__", "__ior__",
+                     "__ixor__", "__ilshift__", "__irshift__", "__imatmul__"})
+
+
+def _aten_op(func, args: tuple, kwargs: dict):
+    """The ATen overload PyTorch's dispatcher would show for ``func(*args, **kwargs)``, or
+    ``func`` itself where ATen has no op of its name."""
+    name = getattr(func, "_ember_op_name", None) or getattr(func, "__name__", "")
+    if name in ("linear", "matmul"):
+        a = args[0] if args else kwargs.get("input")
+        b = args[1] if len(args) > 1 else kwargs.get("weight" if name == "linear" else "other")
+        if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dim() >= 2 and b.dim() >= 2:
+            if name == "linear":
+                bias = args[2] if len(args) > 2 else kwargs.get("bias")
+                name = "mm" if bias is None else "addmm"
+            else:
+                name = "mm" if b.dim() == 2 else "bmm"
+            return _aten_packet(name).default
+    packet = _aten_packet(name)
+    if packet is None:
+        return func
+    overloads = [getattr(packet, k) for k in packet.overloads()]
+    if len(overloads) > 1:
+        for op in sorted(overloads, key=lambda o: o._overloadname != "default"):
+            try:
+                op._schema.bind(args, kwargs)
+            except (RuntimeError, TypeError):
+                continue
+            return op
+    return overloads[0]
+
+
+@functools.cache
+def _aten_packet(name: str):
+    if not name or (name.startswith("__") and name.endswith("__")):
+        return None
+    from ..ops import aten
+
+    try:
+        return getattr(aten, name)
+    except AttributeError:
+        return None
+
+
+class _Kept:
+    """An output the forward kept: its tensors detached (sharing their version counters, so
+    a later in-place change shows), their versions, devices and ``requires_grad``, and how
+    to replay the values the call packed for its nodes: ``("in", i, node)`` or
+    ``("out", j, node)`` per packed value, in order (``node``: a ``_PackingAs``)."""
+
+    __slots__ = ("out", "tensors", "versions", "devices", "requires_grad", "plan")
+
+    def __init__(self, out, tensors: list, plan: list, offload: bool):
+        # the output's shape without its tensors (holding them would hold the forward's graph)
+        self.out = _rebuild(out, [_SLOT] * len(tensors))
+        self.devices = [t.device for t in tensors]
+        self.versions = [t._version for t in tensors]
+        self.requires_grad = [t.requires_grad for t in tensors]
+        kept = [t.detach() for t in tensors]
+        self.tensors = [t.to("cpu") for t in kept] if offload else kept
+        self.plan = plan
+
+    def values(self, allow_mutation: bool) -> list:
+        out = []
+        for t, version, device, rg in zip(self.tensors, self.versions, self.devices,
+                                          self.requires_grad):
+            if not allow_mutation and t.device == device and t._version != version:
+                raise RuntimeError(
+                    "Tensor cached during selective activation checkpoint has been mutated")
+            if t.device != device:
+                t = t.to(device)
+            # a leaf that requires grad where the output did: the recomputation's later ops
+            # then record (and pack) as in the forward
+            out.append(t.detach().requires_grad_() if rg else t)
+        return out
+
+
+_SLOT = object()
+
+
+def _rebuild(obj, values: list):
+    """``obj`` (an op's output: a tensor, or a tuple or list holding tensors) with its
+    tensors (or ``_SLOT`` markers) replaced by ``values``, in ``_tensors_in``'s order."""
+    it = iter(values)
+
+    def walk(x):
+        if x is _SLOT or isinstance(x, Tensor):
+            return next(it)
+        if isinstance(x, (tuple, list)):
+            items = [walk(v) for v in x]
+            if type(x) in (tuple, list):
+                return type(x)(items)
+            return type(x)(*items)  # a named tuple (torch.return_types.max)
+        return x
+
+    return walk(obj)
+
+
+def _find(x, tensors: list):
+    for i, t in enumerate(tensors):
+        if x is t or x._data is t._data:
+            return i
+    return None
+
+
+class _PackingAs:
+    """What ``packing_node()`` returns while the recomputation packs a kept call's values:
+    one per node that packed them in the forward, with its name (the checkpoint matches the
+    names of the nodes that packed, in order)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+
+class _CachingTorchFunctionMode(TorchFunctionMode):
+    """The forward's context of selective checkpointing: runs each call, asks the policy,
+    keeps the outputs it says to keep."""
+
+    def __init__(self, policy_fn, storage) -> None:
+        self.policy_fn = policy_fn
+        self.storage = storage
+        self.func_counter: collections.defaultdict = collections.defaultdict(int)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = {} if kwargs is None else kwargs
+        op = _aten_op(func, args, kwargs)
+        if op in _ignored_ops():
+            return func(*args, **kwargs)
+        hooks = _graph.current_saved_tensors_hooks()
+        packed: list = []
+        if hooks is not None:
+            pack, unpack = hooks
+
+            def spy(x):
+                packed.append((x, _graph.packing_node()))
+                return pack(x)
+
+            with _graph.saved_tensors_hooks(spy, unpack):
+                out = func(*args, **kwargs)
+        else:
+            out = func(*args, **kwargs)
+        idx = self.func_counter[func]
+        self.func_counter[func] += 1
+        policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False, op_output=out),
+                                op, *args, **kwargs)
+        if isinstance(policy, bool):
+            policy = _policy_from_bool(policy)
+        entry = _RECOMPUTE
+        if policy in _KEEP or policy in _OFFLOAD:
+            entry = _keep(func, args, kwargs, out, packed, policy in _OFFLOAD)
+        self.storage[func][idx] = entry
+        return out
+
+
+def _keep(func, args, kwargs, out, packed, offload: bool):
+    """A ``_Kept`` entry for a call whose output the policy keeps, or ``_RECOMPUTE`` where
+    the recomputation must run it anyway."""
+    name = getattr(func, "__name__", "")
+    if kwargs.get("out") is not None or name in _WRITES \
+            or (name.endswith("_") and not name.endswith("__")):
+        return _RECOMPUTE  # it writes into a tensor: the recomputation must write too
+    if not isinstance(out, (Tensor, tuple, list)):
+        return _RECOMPUTE
+    outs = _tensors_in(out)
+    if not outs or any(t._is_view() for t in outs):
+        return _RECOMPUTE  # a view must stay one of this run's tensors
+    ins = _tensors_in((args, kwargs))
+    plan = []
+    stand_in = last = None
+    for x, node in packed:
+        if node is not last:  # one stand-in per node, named as it
+            last = node
+            stand_in = _PackingAs(node.name()) if node is not None else None
+        i = _find(x, ins)
+        if i is not None:
+            plan.append(("in", i, stand_in))
+            continue
+        j = _find(x, outs)
+        if j is None:  # a value of its own (a mask, statistics): recomputed
+            return _RECOMPUTE
+        plan.append(("out", j, stand_in))
+    return _Kept(out, outs, plan, offload)
+
+
+class _CachedTorchFunctionMode(TorchFunctionMode):
+    """The recomputation's context of selective checkpointing: a kept call returns the
+    forward's output instead of running, and packs what the forward's call packed."""
+
+    def __init__(self, storage, allow_cache_entry_mutation: bool = False) -> None:
+        self.storage = storage
+        self.allow_cache_entry_mutation = allow_cache_entry_mutation
+        self.func_counter: collections.defaultdict = collections.defaultdict(int)
+
+    def __enter__(self):
+        self.func_counter.clear()  # a second backward is "an extra time", not "not found"
+        return super().__enter__()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = {} if kwargs is None else kwargs
+        if _aten_op(func, args, kwargs) in _ignored_ops():
+            return func(*args, **kwargs)
+        idx = self.func_counter[func]
+        self.func_counter[func] += 1
+        func_storage = self.storage.get(func)
+        if func_storage is None:
+            raise RuntimeError(f"{_aten_op(func, args, kwargs)} encountered during backward "
+                               f"but not found in storage. {_SAC_MISMATCH_MSG}")
+        entry = func_storage.get(idx)
+        if entry is None:
+            raise RuntimeError(f"{_aten_op(func, args, kwargs)} invocation index {idx} "
+                               "encountered during backward but not found in storage. "
+                               f"{_SAC_MISMATCH_MSG}")
+        if entry is _CONSUMED:
+            raise RuntimeError("Trying to backward an extra time. You are only allowed to "
+                               "backward once on any region computed under selective "
+                               "activation checkpoint.")
+        if entry is _RECOMPUTE:
+            return func(*args, **kwargs)
+        func_storage[idx] = _CONSUMED
+        values = entry.values(self.allow_cache_entry_mutation)
+        hooks = _graph.current_saved_tensors_hooks()
+        if hooks is not None and entry.plan:
+            # the values the forward's call packed for its nodes, from this run's tensors
+            pack = hooks[0]
+            ins = _tensors_in((args, kwargs))
+            st = _graph._HOOKS
+            prev = st.packing
+            try:
+                with no_grad():
+                    for kind, i, node in entry.plan:
+                        st.packing = node
+                        pack(ins[i] if kind == "in" else values[i])
+            finally:
+                st.packing = prev
+        return _rebuild(entry.out, values)
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """The two contexts of selective activation checkpointing, for ``checkpoint``'s
+    ``context_fn``: ``functools.partial(create_selective_checkpoint_contexts, policy)``.
+
+    Args:
+        policy_fn_or_list: a function ``policy(ctx, op, *args, **kwargs)`` returning a
+            :class:`CheckpointPolicy` (or a bool: True is ``MUST_SAVE``), called for each op
+            of the checkpointed forward; or a list of ATen overloads
+            (``[torch.ops.aten.mm.default]``) to keep, everything else recomputed.
+        allow_cache_entry_mutation: by default a kept output changed in place after the
+            forward raises at the recomputation; True allows it.
+
+    What Ember calls an op here is in the module's docstring.
+    """
+    from .._library.ops import OpOverload, OpOverloadPacket
+
+    if isinstance(policy_fn_or_list, list):
+        for op in policy_fn_or_list:
+            if not isinstance(op, OpOverload):
+                extra = ("Please update the OpOverloadPacket to a specific OpOverload."
+                         "For example, if you have `torch.ops.aten.mm`, change it to "
+                         "`torch.ops.aten.mm.default`.") \
+                    if isinstance(op, OpOverloadPacket) else ""
+                raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} "
+                                 f"of type {type(op)}. {extra}")
+        ops = list(policy_fn_or_list)
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            return CheckpointPolicy.MUST_SAVE if op in ops \
+                else CheckpointPolicy.PREFER_RECOMPUTE
+    elif callable(policy_fn_or_list):
+        policy_fn = policy_fn_or_list
+    else:
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    storage: collections.defaultdict = collections.defaultdict(dict)
+    return (_CachingTorchFunctionMode(policy_fn, storage),
+            _CachedTorchFunctionMode(storage, allow_cache_entry_mutation))
+
+
+class _GroupState(threading.local):
+    current = None
+
+
+_GROUP = _GroupState()
+
+
+class GraphExecGroup:
+    """Backward calls under one instance recompute each checkpointed region they reach at
+    most once (``use_reentrant=False``), even across several ``backward`` calls, which must
+    then use distinct saved values of the region (non-overlapping parts of its graph)."""
+
+    def __enter__(self):
+        if _GROUP.current is not None:
+            raise RuntimeError("GraphExecGroup contexts cannot be nested. Already inside group "
+                               f"{_GROUP.current}")
+        _GROUP.current = self
+        return self
+
+    def __exit__(self, *args) -> None:
+        _GROUP.current = None
+
+    @classmethod
+    def _get_current_group(cls):
+        return _GROUP.current
 
 
 # -- the public entry points ---------------------------------------------------------------------
