@@ -842,8 +842,9 @@ def _aten_packet(name: str):
 class _Kept:
     """An output the forward kept: its tensors detached (sharing their version counters, so
     a later in-place change shows), their versions, devices and ``requires_grad``, and how
-    to replay the values the call packed for its nodes: ``("in", i, node)`` or
-    ``("out", j, node)`` per packed value, in order (``node``: a ``_PackingAs``)."""
+    to replay the values the call packed for its nodes: ``("in", i, shape, node)`` or
+    ``("out", j, shape, node)`` per packed value, in order (``shape``: None for the tensor
+    itself, else its memory reshaped; ``node``: a ``_PackingAs``)."""
 
     __slots__ = ("out", "tensors", "versions", "devices", "requires_grad", "plan")
 
@@ -894,10 +895,28 @@ def _rebuild(obj, values: list):
 
 
 def _find(x, tensors: list):
+    """``(i, shape)``: ``x`` is ``tensors[i]`` (``shape`` None) or the whole of its memory
+    under another shape (a product packs its input flattened to a matrix), else None."""
+    xa = x._data
     for i, t in enumerate(tensors):
-        if x is t or x._data is t._data:
-            return i
+        ta = t._data
+        if x is t or xa is ta:
+            return i, None
+    for i, t in enumerate(tensors):
+        ta = t._data
+        if xa.size == ta.size and xa.dtype == ta.dtype and _contiguous(xa) \
+                and _contiguous(ta) and _address(xa) == _address(ta):
+            return i, tuple(xa.shape)
     return None
+
+
+def _contiguous(a) -> bool:
+    return bool(a.flags.c_contiguous)
+
+
+def _address(a) -> int:
+    interface = getattr(a, "__array_interface__", None)
+    return interface["data"][0] if interface is not None else a.data.ptr  # NumPy, CuPy
 
 
 class _PackingAs:
@@ -973,14 +992,14 @@ def _keep(func, args, kwargs, out, packed, offload: bool):
         if node is not last:  # one stand-in per node, named as it
             last = node
             stand_in = _PackingAs(node.name()) if node is not None else None
-        i = _find(x, ins)
-        if i is not None:
-            plan.append(("in", i, stand_in))
+        found = _find(x, ins)
+        if found is not None:
+            plan.append(("in", *found, stand_in))
             continue
-        j = _find(x, outs)
-        if j is None:  # a value of its own (a mask, statistics): recomputed
+        found = _find(x, outs)
+        if found is None:  # a value of its own (a mask, statistics): recomputed
             return _RECOMPUTE
-        plan.append(("out", j, stand_in))
+        plan.append(("out", *found, stand_in))
     return _Kept(out, outs, plan, offload)
 
 
@@ -1029,9 +1048,10 @@ class _CachedTorchFunctionMode(TorchFunctionMode):
             prev = st.packing
             try:
                 with no_grad():
-                    for kind, i, node in entry.plan:
+                    for kind, i, shape, node in entry.plan:
                         st.packing = node
-                        pack(ins[i] if kind == "in" else values[i])
+                        x = ins[i] if kind == "in" else values[i]
+                        pack(x if shape is None else x.detach().reshape(shape))
             finally:
                 st.packing = prev
         return _rebuild(entry.out, values)
