@@ -256,3 +256,30 @@ def test_graph_exec_group_recomputes_a_region_once_for_several_backwards():
     a.sum().backward()
     b.sum().backward()
     assert runs["n"] == 5  # without a group: one recomputation per backward
+
+
+def test_a_transformer_layer_keeps_its_products_and_gets_plain_gradients():
+    """nn.Linear on 3-D input packs its input flattened to a matrix: the recomputation packs
+    its own input reshaped the same way, so the four products of a Transformer layer are
+    kept (and not recomputed), dropout included the gradients are plain checkpointing's."""
+    from ember.utils import checkpoint as cp
+
+    ember.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, batch_first=True,
+                                       device="cpu", dtype=ember.float64)
+    x = randn64(3, 5, 16, rng=41).requires_grad_()
+    contexts = create_selective_checkpoint_contexts([ember.ops.aten.addmm.default])
+
+    def grads(**kwargs):
+        for t in (x, *layer.parameters()):
+            t.grad = None
+        ember.manual_seed(5)
+        checkpoint(layer, x, use_reentrant=False, **kwargs).square().sum().backward()
+        return [t.grad for t in (x, *layer.parameters())]
+
+    selective = grads(context_fn=lambda: contexts)
+    kept = [e for d in contexts[0].storage.values() for e in d.values()
+            if e is not cp._RECOMPUTE]
+    assert len(kept) == 4 and all(e is cp._CONSUMED for e in kept)  # used by the backward
+    for a, b in zip(selective, grads()):
+        assert_allclose(a, b, rtol=1e-12)
