@@ -150,10 +150,11 @@ def test_linear_layers_are_reported_as_torch_decomposes_them():
         assert_allclose(a, b, rtol=1e-12)
 
 
-def test_ops_that_save_their_own_values_or_write_are_recomputed():
-    """Dropout's mask, an in-place op and a view are recomputed even when the policy keeps
-    them; the gradients are plain checkpointing's. (The clone that the in-place op changes is
-    recomputed too: a kept output changed in place raises, as the next test shows.)"""
+def test_ops_that_write_or_return_views_are_recomputed():
+    """An in-place op and a view are recomputed even when the policy keeps them, dropout is
+    kept with its mask; the gradients are plain checkpointing's. (The clone that the in-place
+    op changes is recomputed too: a kept output changed in place raises, as the next test
+    shows.)"""
     x = randn64(6, 6, rng=21).requires_grad_()
 
     def fn(t):
@@ -266,7 +267,7 @@ def test_a_transformer_layer_keeps_its_products_and_gets_plain_gradients():
 
     ember.manual_seed(0)
     layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, batch_first=True,
-                                       device="cpu", dtype=ember.float64)
+                                       dtype=ember.float64)
     x = randn64(3, 5, 16, rng=41).requires_grad_()
     contexts = create_selective_checkpoint_contexts([ember.ops.aten.addmm.default])
 
@@ -281,5 +282,35 @@ def test_a_transformer_layer_keeps_its_products_and_gets_plain_gradients():
     kept = [e for d in contexts[0].storage.values() for e in d.values()
             if e is not cp._RECOMPUTE]
     assert len(kept) == 4 and all(e is cp._CONSUMED for e in kept)  # used by the backward
+    for a, b in zip(selective, grads()):
+        assert_allclose(a, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("policy", [CheckpointPolicy.PREFER_SAVE,
+                                    CheckpointPolicy.PREFER_CPU_OFFLOAD])
+def test_keeping_everything_keeps_the_values_ops_save_of_their_own(policy):
+    """Dropout's mask, layer norm's statistics, attention's weights: what a node saves that
+    is neither its op's input nor its output is kept with the output, so a policy that keeps
+    every op recomputes nothing that saves, with plain checkpointing's gradients (offloaded
+    to the CPU and back, on a strict run's device)."""
+    from ember.utils import checkpoint as cp
+
+    ember.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.2, batch_first=True,
+                                       dtype=ember.float64)
+    x = randn64(3, 5, 16, rng=43).requires_grad_()
+    contexts = create_selective_checkpoint_contexts(lambda ctx, op, *a, **k: policy)
+
+    def grads(**kwargs):
+        for t in (x, *layer.parameters()):
+            t.grad = None
+        ember.manual_seed(5)
+        checkpoint(layer, x, use_reentrant=False, **kwargs).square().sum().backward()
+        return [t.grad for t in (x, *layer.parameters())]
+
+    selective = grads(context_fn=lambda: contexts)
+    names = {getattr(f, "__name__", "") for f, d in contexts[0].storage.items()
+             if any(e is cp._CONSUMED for e in d.values())}
+    assert {"dropout", "layer_norm", "linear", "scaled_dot_product_attention"} <= names
     for a, b in zip(selective, grads()):
         assert_allclose(a, b, rtol=1e-12)

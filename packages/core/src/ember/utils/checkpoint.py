@@ -59,9 +59,10 @@ own arguments. A product is reported as the ATen op PyTorch's CPU decomposition 
 ``F.linear`` (``nn.Linear``) as ``addmm`` with a bias and ``mm`` without, ``matmul`` as
 ``mm`` or ``bmm``. The recomputation returns a kept output instead of calling the function
 and packs the values the forward's call packed (its inputs, its output) from this run's
-tensors, so the graph's nodes get what they saved. A call whose node saved anything else (a
-dropout mask, norm statistics), an in-place call, a call with ``out=`` and a view are
-recomputed whatever the policy says. ``*_CPU_OFFLOAD`` keeps the output on the CPU.
+tensors, so the graph's nodes get what they saved; what else they saved (a dropout mask,
+norm statistics, attention weights) is kept with the output, as PyTorch keeps every output
+of such an op. An in-place call, a call with ``out=`` and a view are recomputed whatever
+the policy says. ``*_CPU_OFFLOAD`` keeps what it keeps on the CPU.
 """
 
 from __future__ import annotations
@@ -842,13 +843,15 @@ def _aten_packet(name: str):
 class _Kept:
     """An output the forward kept: its tensors detached (sharing their version counters, so
     a later in-place change shows), their versions, devices and ``requires_grad``, and how
-    to replay the values the call packed for its nodes: ``("in", i, shape, node)`` or
-    ``("out", j, shape, node)`` per packed value, in order (``shape``: None for the tensor
-    itself, else its memory reshaped; ``node``: a ``_PackingAs``)."""
+    to replay the values the call packed for its nodes: ``("in", i, shape, node)``,
+    ``("out", j, shape, node)`` or ``("own", k, None, node)`` per packed value, in order
+    (``shape``: None for the tensor itself, else its memory reshaped; ``own``: a value the
+    call packed that is neither, kept here; ``node``: a ``_PackingAs``)."""
 
-    __slots__ = ("out", "tensors", "versions", "devices", "requires_grad", "plan")
+    __slots__ = ("out", "tensors", "versions", "devices", "requires_grad", "plan", "own",
+                 "own_devices")
 
-    def __init__(self, out, tensors: list, plan: list, offload: bool):
+    def __init__(self, out, tensors: list, plan: list, offload: bool, own: list):
         # the output's shape without its tensors (holding them would hold the forward's graph)
         self.out = _rebuild(out, [_SLOT] * len(tensors))
         self.devices = [t.device for t in tensors]
@@ -857,6 +860,12 @@ class _Kept:
         kept = [t.detach() for t in tensors]
         self.tensors = [t.to("cpu") for t in kept] if offload else kept
         self.plan = plan
+        self.own_devices = [t.device for t in own]
+        self.own = [t.to("cpu") for t in own] if offload else own
+
+    def own_value(self, k: int):
+        t = self.own[k]
+        return t if t.device == self.own_devices[k] else t.to(self.own_devices[k])
 
     def values(self, allow_mutation: bool) -> list:
         out = []
@@ -986,7 +995,8 @@ def _keep(func, args, kwargs, out, packed, offload: bool):
     if not outs or any(t._is_view() for t in outs):
         return _RECOMPUTE  # a view must stay one of this run's tensors
     ins = _tensors_in((args, kwargs))
-    plan = []
+    plan: list = []
+    own: list = []
     stand_in = last = None
     for x, node in packed:
         if node is not last:  # one stand-in per node, named as it
@@ -997,10 +1007,14 @@ def _keep(func, args, kwargs, out, packed, offload: bool):
             plan.append(("in", *found, stand_in))
             continue
         found = _find(x, outs)
-        if found is None:  # a value of its own (a mask, statistics): recomputed
-            return _RECOMPUTE
-        plan.append(("out", *found, stand_in))
-    return _Kept(out, outs, plan, offload)
+        if found is not None:
+            plan.append(("out", *found, stand_in))
+            continue
+        # a value of its own (a dropout mask, norm statistics, attention weights): kept too,
+        # as PyTorch keeps such an op's every output (native_dropout's mask, the logsumexp)
+        plan.append(("own", len(own), None, stand_in))
+        own.append(x.detach())
+    return _Kept(out, outs, plan, offload, own)
 
 
 class _CachedTorchFunctionMode(TorchFunctionMode):
@@ -1050,7 +1064,10 @@ class _CachedTorchFunctionMode(TorchFunctionMode):
                 with no_grad():
                     for kind, i, shape, node in entry.plan:
                         st.packing = node
-                        x = ins[i] if kind == "in" else values[i]
+                        if kind == "own":
+                            x = entry.own_value(i)
+                        else:
+                            x = ins[i] if kind == "in" else values[i]
                         pack(x if shape is None else x.detach().reshape(shape))
             finally:
                 st.packing = prev
