@@ -179,6 +179,15 @@ CASES = [
     ("tensordot", "default", [_f(2, 3, 4), _f(4, 3, 5), [1, 2], [1, 0]], {}),
     ("fractional_max_pool2d", "default", [_f(1, 2, 8, 8), [2, 2], [4, 4], _u(1, 2, 2)], {}),
     ("stft", "default", [_f(32), 8, 4, 8, _u(8)], {"return_complex": True}),
+    # attention's kernels: the output and the logsumexp / the weights
+    ("_scaled_dot_product_flash_attention_for_cpu", "default",
+     [_f(2, 3, 5, 4), _f(2, 3, 6, 4), _f(2, 3, 6, 4)], {}),
+    ("_scaled_dot_product_flash_attention_for_cpu", "default",
+     [_f(2, 3, 5, 4), _f(2, 1, 6, 4), _f(2, 1, 6, 4), 0.0, True], {"attn_mask": _f(5, 6)}),
+    ("_scaled_dot_product_attention_math", "default",
+     [_f(2, 3, 5, 4), _f(2, 3, 6, 4), _f(2, 3, 6, 4), _f(5, 6)], {"scale": 0.3}),
+    ("_scaled_dot_product_attention_math", "default",
+     [_f(3, 5, 4), _f(3, 6, 4), _f(3, 6, 4), _b(5, 6)], {}),
     # in place: the written argument is compared too
     ("add_", "Tensor", [_f(2, 3), _f(2, 3)], {"alpha": 3}),
     ("mul_", "Scalar", [_f(2, 3), 2], {}),

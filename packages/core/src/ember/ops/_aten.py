@@ -237,6 +237,95 @@ def alias(self):
     return self[...]
 
 
+_FLASH = "scaled_dot_product_attention_flash_attention: "
+
+
+def _attention_scores(query, key, attn_mask, is_causal, scale, bool_adds: bool = False):
+    """``query @ key^T`` scaled, causal entries and masked-out ones ``-inf``, a float mask
+    added: what the softmax of attention sees. ``bool_adds``: a bool mask is added as 0/1
+    (the math kernel's reading: the public function converts bool masks before calling
+    it)."""
+    ember = _ember()
+    s = scale if scale is not None else query.size(-1) ** -0.5
+    scores = ember.matmul(query, key.transpose(-2, -1)) * s
+    L, S = scores.size(-2), scores.size(-1)
+    if is_causal:
+        keep = ember.ones(L, S, dtype=ember.bool, device=query.device).tril()
+        scores = scores.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == ember.bool and not bool_adds:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    return scores
+
+
+def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0,
+                                                is_causal=False, *, attn_mask=None,
+                                                scale=None):
+    """``(output, logsumexp)``: attention as PyTorch's CPU flash kernel computes it, for
+    4-D ``(B, H, L, E)`` inputs of one head size (heads and batch broadcast), no dropout,
+    a mask of the query's dtype (2-D or 4-D) that may go with ``is_causal``. ``logsumexp``
+    (``(B, H, L)``, float32 for half inputs) is that of each query's scores, without
+    gradient."""
+    ember = _ember()
+    if query.dtype not in (ember.float32, ember.float64, ember.bfloat16, ember.float16):
+        name = {ember.int32: "Int", ember.int64: "Long"}.get(query.dtype, str(query.dtype))
+        raise RuntimeError(f"{_FLASH}Expected data type in FP32, FP64, BF16, FP16, but got "
+                           f"{name} instead.")
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
+        raise RuntimeError(_FLASH + "Accept only 4 dims inputs shape of {B, H, T, K}")
+    if dropout_p > 0:
+        raise RuntimeError(_FLASH + "Currently do not support dropout > 0")
+    if not query.size(3) == key.size(3) == value.size(3):
+        raise RuntimeError(_FLASH + "Q/K/V should have the same head size")
+    if attn_mask is not None:
+        if attn_mask.dtype != query.dtype:
+            raise RuntimeError(_FLASH + "Attention mask is the same data type as query")
+        if attn_mask.dim() not in (2, 4):
+            raise RuntimeError(_FLASH + "Attention mask dim in {2, 4}")
+    if key.dtype != query.dtype or value.dtype != query.dtype:
+        other = key.dtype if key.dtype != query.dtype else value.dtype
+        raise RuntimeError(f"expected scalar type {_scalar_name(query.dtype)} but found "
+                           f"{_scalar_name(other)}")
+    low = query.dtype in (ember.float16, ember.bfloat16)
+    q, k, v = (t.float() for t in (query, key, value)) if low else (query, key, value)
+    mask = attn_mask.float() if low and attn_mask is not None else attn_mask
+    scores = _attention_scores(q, k, mask, is_causal, scale)
+    out = ember.matmul(scores.softmax(-1), v)
+    lse = scores.detach().logsumexp(-1)
+    return (out.to(query.dtype) if low else out), lse
+
+
+def _scalar_name(dtype) -> str:
+    ember = _ember()
+    return {ember.float64: "Double", ember.float32: "Float", ember.float16: "Half",
+            ember.bfloat16: "BFloat16"}.get(dtype, str(dtype))
+
+
+def _scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropout_p=0.0,
+                                       is_causal=False, dropout_mask=None, *, scale=None,
+                                       enable_gqa=False):
+    """``(output, attention weights)``: attention written out (PyTorch's reference path),
+    the weights after dropout; with ``dropout_mask`` (the elements kept, for tests) the
+    weights come back masked but not rescaled, the value rescaled instead, as PyTorch's."""
+    ember = _ember()
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        groups = query.size(-3) // key.size(-3)
+        key = key.repeat_interleave(groups, -3)
+        value = value.repeat_interleave(groups, -3)
+    attn = _attention_scores(query, key, attn_mask, is_causal, scale, True).softmax(-1)
+    if dropout_p > 0:
+        if dropout_mask is not None:
+            attn = attn.masked_fill(dropout_mask.logical_not(), 0)
+            return ember.matmul(attn, value * (1.0 / (1 - dropout_p))), attn
+        attn = _registry_fn("dropout")(attn, dropout_p, True)
+    return ember.matmul(attn, value), attn
+
+
 def _registry_fn(name: str):
     """The registry op ``name`` as Ember's public function (it dispatches, as PyTorch's ops
     do, to ``__torch_function__`` modes and subclasses: a capture records it)."""
@@ -266,7 +355,8 @@ ATEN_ONLY = {f.__name__: f for f in (
     _native_batch_norm_legit_no_training, native_group_norm, native_dropout, _softmax,
     _log_softmax, _to_copy, _unsafe_view, lift_fresh, lift_fresh_copy, copy, index,
     _local_scalar_dense, constant_pad_nd, _adaptive_avg_pool2d, stft, unique_consecutive,
-    tensordot, fractional_max_pool2d, fractional_max_pool3d, alias)}
+    tensordot, fractional_max_pool2d, fractional_max_pool3d, alias,
+    _scaled_dot_product_flash_attention_for_cpu, _scaled_dot_product_attention_math)}
 ATEN_ONLY["slice"] = slice_view
 
 
@@ -679,6 +769,8 @@ _native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias
 _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 _native_batch_norm_legit_no_training.out(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))
 _nnz(Tensor self) -> int
+_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)
+_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0., bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
 _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 _softmax.out<
 _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor

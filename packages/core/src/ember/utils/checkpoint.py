@@ -57,12 +57,14 @@ its call), passing the ATen overload of that call where there is one (``ember.op
 so a policy testing ``op in {torch.ops.aten.mm.default}`` runs unchanged) and the call's
 own arguments. A product is reported as the ATen op PyTorch's CPU decomposition runs:
 ``F.linear`` (``nn.Linear``) as ``addmm`` with a bias and ``mm`` without, ``matmul`` as
-``mm`` or ``bmm``. The recomputation returns a kept output instead of calling the function
-and packs the values the forward's call packed (its inputs, its output) from this run's
-tensors, so the graph's nodes get what they saved; what else they saved (a dropout mask,
-norm statistics, attention weights) is kept with the output, as PyTorch keeps every output
-of such an op. An in-place call, a call with ``out=`` and a view are recomputed whatever
-the policy says. ``*_CPU_OFFLOAD`` keeps what it keeps on the CPU.
+``mm`` or ``bmm``, ``scaled_dot_product_attention`` on the CPU as
+``_scaled_dot_product_flash_attention_for_cpu`` where PyTorch's CPU runs that kernel. The
+recomputation returns a kept output instead of calling the function and packs the values
+the forward's call packed (its inputs, its output) from this run's tensors, so the graph's
+nodes get what they saved; what else they saved (a dropout mask, norm statistics, attention
+weights) is kept with the output, as PyTorch keeps every output of such an op. An in-place
+call, a call with ``out=`` and a view are recomputed whatever the policy says.
+``*_CPU_OFFLOAD`` keeps what it keeps on the CPU.
 """
 
 from __future__ import annotations
@@ -814,6 +816,8 @@ def _aten_op(func, args: tuple, kwargs: dict):
             else:
                 name = "mm" if b.dim() == 2 else "bmm"
             return _aten_packet(name).default
+    if name == "scaled_dot_product_attention" and _cpu_flash(args, kwargs):
+        return _aten_packet("_scaled_dot_product_flash_attention_for_cpu").default
     packet = _aten_packet(name)
     if packet is None:
         return func
@@ -826,6 +830,20 @@ def _aten_op(func, args: tuple, kwargs: dict):
                 continue
             return op
     return overloads[0]
+
+
+def _cpu_flash(args: tuple, kwargs: dict) -> bool:
+    """Whether PyTorch's CPU attention runs its flash kernel for these arguments of
+    ``scaled_dot_product_attention`` (4-D inputs of one head size, no dropout, a mask of 2 or
+    4 dimensions); otherwise it writes the attention out in smaller ops."""
+    names = ("query", "key", "value", "attn_mask", "dropout_p")
+    got = [args[i] if i < len(args) else kwargs.get(n) for i, n in enumerate(names)]
+    q, k, v, mask, dropout = got
+    if not all(isinstance(t, Tensor) and t.dim() == 4 and t.device.type == "cpu"
+               for t in (q, k, v)):
+        return False
+    return q.size(3) == k.size(3) == v.size(3) and not dropout \
+        and (mask is None or mask.dim() in (2, 4))
 
 
 @functools.cache
