@@ -179,6 +179,13 @@ CASES = [
     ("tensordot", "default", [_f(2, 3, 4), _f(4, 3, 5), [1, 2], [1, 0]], {}),
     ("fractional_max_pool2d", "default", [_f(1, 2, 8, 8), [2, 2], [4, 4], _u(1, 2, 2)], {}),
     ("stft", "default", [_f(32), 8, 4, 8, _u(8)], {"return_complex": True}),
+    # recurrent cells and norms (their table lines came with a regenerated table)
+    ("gru_cell", "default", [_f(3, 4), _f(3, 6), _f(18, 4), _f(18, 6)], {}),
+    ("rnn_tanh_cell", "default", [_f(3, 4), _f(3, 6), _f(6, 4), _f(6, 6), _f(6), _f(6)], {}),
+    ("lstm_cell", "default", [_f(3, 4), [_f(3, 6), _f(3, 6)], _f(24, 4), _f(24, 6)], {}),
+    ("nuclear_norm", "default", [_f(3, 3)], {}),
+    ("frobenius_norm", "dim", [_f(5, 3), [0]], {}),
+    ("norm_except_dim", "default", [_f(5, 3)], {}),
     # attention's kernels: the output and the logsumexp / the weights
     ("_scaled_dot_product_flash_attention_for_cpu", "default",
      [_f(2, 3, 5, 4), _f(2, 3, 6, 4), _f(2, 3, 6, 4)], {}),

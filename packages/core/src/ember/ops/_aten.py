@@ -1144,6 +1144,7 @@ embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_
 embedding.out<
 embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)
 embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)
+embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
 empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
 empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -1280,6 +1281,8 @@ fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tenso
 fractional_max_pool3d.output(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
 frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
 frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)
+frobenius_norm.dim(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+frobenius_norm.out<dim
 from_file(str filename, bool? shared=None, int? size=0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 from_file.out(str filename, bool? shared=None, int? size=0, *, Tensor(a!) out) -> Tensor(a!)
 full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -1317,6 +1320,9 @@ grid_sampler_2d.out<
 grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 grid_sampler_3d.out<
 group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor
+gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+gru.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor
 gt.Tensor(Tensor self, Tensor other) -> Tensor
 gt.Scalar(Tensor self, Scalar other) -> Tensor
 gt.Scalar_out<Scalar
@@ -1529,6 +1535,9 @@ logspace.Tensor_Scalar_out(Tensor start, Scalar end, int steps, float base=10., 
 logspace.Scalar_Tensor_out(Scalar start, Tensor end, int steps, float base=10., *, Tensor(a!) out) -> Tensor(a!)
 logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 logsumexp.out<
+lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)
+lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor, Tensor)
+lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor, Tensor)
 lt.Tensor(Tensor self, Tensor other) -> Tensor
 lt.Scalar(Tensor self, Scalar other) -> Tensor
 lt.Scalar_out<Scalar
@@ -1691,6 +1700,7 @@ norm.out<ScalarOpt_dim
 norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor
 norm.ScalarOpt_dtype_out<ScalarOpt_dtype
 norm.Scalar_out<Scalar
+norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor
 normal.Tensor_float(Tensor mean, float std=1., *, Generator? generator=None) -> Tensor
 normal.Tensor_float_out<Tensor_float
 normal.float_Tensor_out<float_Tensor
@@ -1701,6 +1711,10 @@ normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator
 normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
 normal.out(Tensor self, float mean=0., float std=1., *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
 normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)
+nuclear_norm(Tensor self, bool keepdim=False) -> Tensor
+nuclear_norm.dim(Tensor self, int[2] dim, bool keepdim=False) -> Tensor
+nuclear_norm.out<
+nuclear_norm.dim_out<dim
 one_hot(Tensor self, int num_classes=-1) -> Tensor
 ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
@@ -1828,6 +1842,12 @@ resize_as_sparse_(Tensor(a!) self, Tensor the_template) -> Tensor(a!)
 resolve_conj(Tensor(a) self) -> Tensor(a)
 resolve_neg(Tensor(a) self) -> Tensor(a)
 rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
+rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor
+rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+rnn_tanh.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor
 roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
 roll.out<
 rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor
@@ -1873,6 +1893,8 @@ searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False
 searchsorted.Tensor_out<Tensor
 searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
 searchsorted.Scalar_out<Scalar
+segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor
+segment_reduce.out<
 select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 select_copy.int(Tensor self, int dim, SymInt index) -> Tensor
 select_copy.int_out<int
