@@ -567,6 +567,36 @@ def test_a_subclass_defined_while_dispatch_lingers_keeps_it_on():
     assert type(ember.add(x.as_subclass(Marked), 1)) is Marked
 
 
+@pytest.mark.parametrize("owner", ["ember", "Tensor"])
+def test_a_function_patched_while_dispatch_lingers_dispatches_in_the_next_mode(owner,
+                                                                                monkeypatch):
+    """A mode entered while dispatch lingers swaps nothing, unless a name changed since it
+    went on: then it switches off and on again, so the patched function dispatches."""
+    x = r(3)
+    with _Counting():
+        pass
+    assert overrides.is_dispatching(ember.exp) and overrides._plans_current()
+
+    def fake_exp(t):
+        return t + 1
+
+    fake_exp.__module__ = "ember.ops.test_patch"
+    target = ember if owner == "ember" else Tensor
+    monkeypatch.setattr(target, "exp", fake_exp)
+    assert not overrides._plans_current()
+    seen = []
+
+    class Log(overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        target.exp(x)
+    assert seen == [fake_exp] and target.exp is fake_exp
+    assert_identical(ember.exp(x) if owner == "ember" else x.exp(), x + 1)
+
+
 class _Counting(overrides.TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         return func(*args, **(kwargs or {}))
