@@ -259,17 +259,13 @@ def test_graph_exec_group_recomputes_a_region_once_for_several_backwards():
     assert runs["n"] == 5  # without a group: one recomputation per backward
 
 
-def test_a_transformer_layer_keeps_its_products_and_gets_plain_gradients():
-    """nn.Linear on 3-D input packs its input flattened to a matrix: the recomputation packs
-    its own input reshaped the same way, so the four products of a Transformer layer are
-    kept (and not recomputed), dropout included the gradients are plain checkpointing's."""
-    from ember.utils import checkpoint as cp
-
+def _layer_grads(contexts, dropout: float, rng: int):
+    """The input's and parameters' gradients of a float64 Transformer layer (training, with
+    ``dropout``) checkpointed with the selective ``contexts``, then checkpointed plainly."""
     ember.manual_seed(0)
-    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, batch_first=True,
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=dropout, batch_first=True,
                                        dtype=ember.float64)
-    x = randn64(3, 5, 16, rng=41).requires_grad_()
-    contexts = create_selective_checkpoint_contexts([ember.ops.aten.addmm.default])
+    x = randn64(3, 5, 16, rng=rng).requires_grad_()
 
     def grads(**kwargs):
         for t in (x, *layer.parameters()):
@@ -278,11 +274,21 @@ def test_a_transformer_layer_keeps_its_products_and_gets_plain_gradients():
         checkpoint(layer, x, use_reentrant=False, **kwargs).square().sum().backward()
         return [t.grad for t in (x, *layer.parameters())]
 
-    selective = grads(context_fn=lambda: contexts)
+    return grads(context_fn=lambda: contexts), grads()
+
+
+def test_a_transformer_layer_keeps_its_products_and_gets_plain_gradients():
+    """nn.Linear on 3-D input packs its input flattened to a matrix: the recomputation packs
+    its own input reshaped the same way, so the four products of a Transformer layer are
+    kept (and not recomputed), dropout included the gradients are plain checkpointing's."""
+    from ember.utils import checkpoint as cp
+
+    contexts = create_selective_checkpoint_contexts([ember.ops.aten.addmm.default])
+    selective, plain = _layer_grads(contexts, dropout=0.1, rng=41)
     kept = [e for d in contexts[0].storage.values() for e in d.values()
             if e is not cp._RECOMPUTE]
     assert len(kept) == 4 and all(e is cp._CONSUMED for e in kept)  # used by the backward
-    for a, b in zip(selective, grads()):
+    for a, b in zip(selective, plain):
         assert_allclose(a, b, rtol=1e-12)
 
 
@@ -295,22 +301,10 @@ def test_keeping_everything_keeps_the_values_ops_save_of_their_own(policy):
     to the CPU and back, on a strict run's device)."""
     from ember.utils import checkpoint as cp
 
-    ember.manual_seed(0)
-    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.2, batch_first=True,
-                                       dtype=ember.float64)
-    x = randn64(3, 5, 16, rng=43).requires_grad_()
     contexts = create_selective_checkpoint_contexts(lambda ctx, op, *a, **k: policy)
-
-    def grads(**kwargs):
-        for t in (x, *layer.parameters()):
-            t.grad = None
-        ember.manual_seed(5)
-        checkpoint(layer, x, use_reentrant=False, **kwargs).square().sum().backward()
-        return [t.grad for t in (x, *layer.parameters())]
-
-    selective = grads(context_fn=lambda: contexts)
+    selective, plain = _layer_grads(contexts, dropout=0.2, rng=43)
     names = {getattr(f, "__name__", "") for f, d in contexts[0].storage.items()
              if any(e is cp._CONSUMED for e in d.values())}
     assert {"dropout", "layer_norm", "linear", "scaled_dot_product_attention"} <= names
-    for a, b in zip(selective, grads()):
+    for a, b in zip(selective, plain):
         assert_allclose(a, b, rtol=1e-12)

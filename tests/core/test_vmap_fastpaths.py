@@ -487,14 +487,20 @@ def _originals_in_place():
                    for k, v in vars(Tensor).items() if not k.startswith("_") or k.startswith("__"))
 
 
+class _Log(overrides.TorchFunctionMode):
+    """Appends the name of each function it sees to ``seen``."""
+
+    def __init__(self, seen: list):
+        self.seen = seen
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.seen.append(func.__name__)
+        return func(*args, **(kwargs or {}))
+
+
 def test_enter_exit_swaps_methods_and_clears_method_caches():
     x, y = r(3), r(3, seed=1)
-    seen = []
-
-    class Log(overrides.TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            seen.append(func.__name__)
-            return func(*args, **(kwargs or {}))
+    seen: list = []
 
     for _ in range(3):  # warm the caches of every path, then swap back and forth
         for _ in range(50):
@@ -502,7 +508,7 @@ def test_enter_exit_swaps_methods_and_clears_method_caches():
             x.add(y)
             nn.Parameter(x) * 2
         assert _originals_in_place()
-        with Log():
+        with _Log(seen):
             assert overrides.is_dispatching(Tensor.add)
             x + y
             x.add(y)
@@ -522,20 +528,14 @@ def test_dispatch_lingers_for_a_few_plain_calls_after_the_last_mode():
     run as plain ones, a mode entered then swaps nothing, and the last of them switches
     dispatch off."""
     x, y = r(3), r(3, seed=1)
-    seen = []
-
-    class Log(overrides.TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            seen.append(func.__name__)
-            return func(*args, **(kwargs or {}))
-
-    with Log():
+    seen: list = []
+    with _Log(seen):
         x + y
     assert not overrides.is_active() and overrides.is_dispatching(Tensor.add)
     held = [f.__code__ for f in (ember.add, Tensor.add, Tensor.__add__, F.relu)]
     assert_identical(x + y, ember.add(x, y))
     assert seen == ["add"]  # no mode: nothing seen
-    with Log():  # entered while dispatch lingers: nothing to swap
+    with _Log(seen):  # entered while dispatch lingers: nothing to swap
         assert all(f.__code__ is c for f, c in zip((ember.add, Tensor.add, Tensor.__add__,
                                                     F.relu), held))
         assert overrides.is_active()
