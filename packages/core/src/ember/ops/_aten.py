@@ -39,6 +39,7 @@ from __future__ import annotations
 import inspect
 import threading
 
+from .._dtype import scalar_type_name
 from .._forksafe import reinit_in_child
 from .._library.ops import OpNamespace, OpOverload, OpOverloadPacket
 from .._library.schema import FunctionSchema, parse_schema
@@ -270,9 +271,8 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     gradient."""
     ember = _ember()
     if query.dtype not in (ember.float32, ember.float64, ember.bfloat16, ember.float16):
-        name = {ember.int32: "Int", ember.int64: "Long"}.get(query.dtype, str(query.dtype))
         raise RuntimeError(f"{_FLASH}Expected data type in FP32, FP64, BF16, FP16, but got "
-                           f"{name} instead.")
+                           f"{scalar_type_name(query.dtype)} instead.")
     if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
         raise RuntimeError(_FLASH + "Accept only 4 dims inputs shape of {B, H, T, K}")
     if dropout_p > 0:
@@ -286,8 +286,8 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
             raise RuntimeError(_FLASH + "Attention mask dim in {2, 4}")
     if key.dtype != query.dtype or value.dtype != query.dtype:
         other = key.dtype if key.dtype != query.dtype else value.dtype
-        raise RuntimeError(f"expected scalar type {_scalar_name(query.dtype)} but found "
-                           f"{_scalar_name(other)}")
+        raise RuntimeError(f"expected scalar type {scalar_type_name(query.dtype)} but found "
+                           f"{scalar_type_name(other)}")
     low = query.dtype in (ember.float16, ember.bfloat16)
     q, k, v = (t.float() for t in (query, key, value)) if low else (query, key, value)
     mask = attn_mask.float() if low and attn_mask is not None else attn_mask
@@ -295,12 +295,6 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
     out = ember.matmul(scores.softmax(-1), v)
     lse = scores.detach().logsumexp(-1)
     return (out.to(query.dtype) if low else out), lse
-
-
-def _scalar_name(dtype) -> str:
-    ember = _ember()
-    return {ember.float64: "Double", ember.float32: "Float", ember.float16: "Half",
-            ember.bfloat16: "BFloat16"}.get(dtype, str(dtype))
 
 
 def _scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropout_p=0.0,

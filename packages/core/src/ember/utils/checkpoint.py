@@ -859,31 +859,26 @@ def _aten_packet(name: str):
 
 
 class _Kept:
-    """An output the forward kept: its tensors detached (sharing their version counters, so
-    a later in-place change shows), their versions, devices and ``requires_grad``, and how
-    to replay the values the call packed for its nodes: ``("in", i, shape, node)``,
-    ``("out", j, shape, node)`` or ``("own", k, None, node)`` per packed value, in order
-    (``shape``: None for the tensor itself, else its memory reshaped; ``own``: a value the
-    call packed that is neither, kept here; ``node``: a ``_PackingAs``)."""
+    """An output the forward kept: its tensors, then the values its nodes saved of their own
+    (``own``), detached (sharing their version counters, so a later in-place change shows),
+    with their versions, devices and ``requires_grad``, and how to replay the values the
+    call packed for its nodes: ``("in", i, shape, node)`` (the call's ``i``-th tensor
+    argument) or ``("out", j, shape, node)`` (the ``j``-th kept value) per packed value, in
+    order (``shape``: None for the tensor itself, else its memory reshaped; ``node``: a
+    ``_PackingAs``)."""
 
-    __slots__ = ("out", "tensors", "versions", "devices", "requires_grad", "plan", "own",
-                 "own_devices")
+    __slots__ = ("out", "tensors", "versions", "devices", "requires_grad", "plan")
 
-    def __init__(self, out, tensors: list, plan: list, offload: bool, own: list):
+    def __init__(self, out, outs: list, plan: list, offload: bool, own: list):
         # the output's shape without its tensors (holding them would hold the forward's graph)
-        self.out = _rebuild(out, [_SLOT] * len(tensors))
+        self.out = _rebuild(out, [_SLOT] * len(outs))
+        tensors = outs + own
         self.devices = [t.device for t in tensors]
         self.versions = [t._version for t in tensors]
-        self.requires_grad = [t.requires_grad for t in tensors]
+        self.requires_grad = [t.requires_grad for t in outs] + [False] * len(own)
         kept = [t.detach() for t in tensors]
         self.tensors = [t.to("cpu") for t in kept] if offload else kept
         self.plan = plan
-        self.own_devices = [t.device for t in own]
-        self.own = [t.to("cpu") for t in own] if offload else own
-
-    def own_value(self, k: int):
-        t = self.own[k]
-        return t if t.device == self.own_devices[k] else t.to(self.own_devices[k])
 
     def values(self, allow_mutation: bool) -> list:
         out = []
@@ -926,24 +921,13 @@ def _find(x, tensors: list):
     under another shape (a product packs its input flattened to a matrix), else None."""
     xa = x._data
     for i, t in enumerate(tensors):
-        ta = t._data
-        if x is t or xa is ta:
+        if x is t or xa is t._data:
             return i, None
     for i, t in enumerate(tensors):
-        ta = t._data
-        if xa.size == ta.size and xa.dtype == ta.dtype and _contiguous(xa) \
-                and _contiguous(ta) and _address(xa) == _address(ta):
-            return i, tuple(xa.shape)
+        if x.numel() == t.numel() and x.dtype == t.dtype and x.is_contiguous() \
+                and t.is_contiguous() and x.data_ptr() == t.data_ptr():
+            return i, tuple(x.shape)
     return None
-
-
-def _contiguous(a) -> bool:
-    return bool(a.flags.c_contiguous)
-
-
-def _address(a) -> int:
-    interface = getattr(a, "__array_interface__", None)
-    return interface["data"][0] if interface is not None else a.data.ptr  # NumPy, CuPy
 
 
 class _PackingAs:
@@ -1029,9 +1013,10 @@ def _keep(func, args, kwargs, out, packed, offload: bool):
             plan.append(("out", *found, stand_in))
             continue
         # a value of its own (a dropout mask, norm statistics, attention weights): kept too,
-        # as PyTorch keeps such an op's every output (native_dropout's mask, the logsumexp)
-        plan.append(("own", len(own), None, stand_in))
-        own.append(x.detach())
+        # after the outputs, as PyTorch keeps such an op's every output (native_dropout's
+        # mask, the logsumexp)
+        plan.append(("out", len(outs) + len(own), None, stand_in))
+        own.append(x)
     return _Kept(out, outs, plan, offload, own)
 
 
@@ -1082,10 +1067,7 @@ class _CachedTorchFunctionMode(TorchFunctionMode):
                 with no_grad():
                     for kind, i, shape, node in entry.plan:
                         st.packing = node
-                        if kind == "own":
-                            x = entry.own_value(i)
-                        else:
-                            x = ins[i] if kind == "in" else values[i]
+                        x = ins[i] if kind == "in" else values[i]
                         pack(x if shape is None else x.detach().reshape(shape))
             finally:
                 st.packing = prev
