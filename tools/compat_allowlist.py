@@ -159,7 +159,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
         TORCHSCRIPT_TOOLS: ["bundled_inputs", "jit", "mobile_optimizer", "model_dump",
                             "show_pickle", "throughput_benchmark"],
         CPP_EXTENSIONS: ["cpp_extension", "hipify"],
-        UNDOCUMENTED: ["cpp_backtrace", "debug_log", "file_baton", "serialization", "viz"],
+        UNDOCUMENTED: ["cpp_backtrace", "debug_log", "file_baton", "viz"],
     },
     "torch.nn.modules.*": {
         DEPRECATED: ["container.Container", "loss.NLLLoss2d"],

@@ -61,6 +61,7 @@ NAMESPACES = [
     ("torch.optim.lr_scheduler", "ember.optim.lr_scheduler"),
     ("torch.utils.data", "ember.utils.data"),
     ("torch.utils.checkpoint", "ember.utils.checkpoint"),
+    ("torch.serialization", "ember.serialization"),
     ("torch.linalg", "ember.linalg"),
     ("torch.autograd", "ember.autograd"),
     ("torch.autograd.forward_ad", "ember.autograd.forward_ad"),

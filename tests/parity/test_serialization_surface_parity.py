@@ -4,6 +4,7 @@ globals, unsafe globals, ``map_location``, ``mmap``, ``weights_only`` and byte o
 
 import argparse
 import collections
+import functools
 import io
 import os
 import pickle
@@ -317,3 +318,127 @@ def test_load_endianness_matches():
     finally:
         ts.set_default_load_endianness(None)
         es.set_default_load_endianness(None)
+
+
+# -- options: skip_data, CRC-32, alignment, mmap, packages ------------------------------------
+
+def _state(lib):
+    return {"w": lib.arange(12.0).reshape(3, 4), "i": lib.arange(5, dtype=lib.int64)}
+
+
+def _same_state(a, b):
+    assert set(a) == set(b)
+    for key in a:
+        np.testing.assert_array_equal(np.asarray(a[key].tolist()), np.asarray(b[key].tolist()))
+
+
+@pytest.mark.parametrize("option", ["skip_data", "no_crc32", "align_4096", "no_byteorder"])
+def test_files_written_with_options_load_in_both(option, tmp_path):
+    """Each library loads the other's archive written under the option, to the same tensors
+    (zeros where the bytes were skipped)."""
+    from torch.utils.serialization import config as tconfig
+
+    from ember.utils.serialization import config as econfig
+
+    ours, theirs = tmp_path / "ember.pt", tmp_path / "torch.pt"
+    kwargs = {"_disable_byteorder_record": True} if option == "no_byteorder" else {}
+    saved = (econfig.save.compute_crc32, econfig.save.storage_alignment,
+             tconfig.save.compute_crc32, tconfig.save.storage_alignment)
+    try:
+        if option == "no_crc32":
+            S.set_crc32_options(False)
+            torch.serialization.set_crc32_options(False)
+        if option == "align_4096":
+            econfig.save.storage_alignment = tconfig.save.storage_alignment = 4096
+        if option == "skip_data":
+            with S.skip_data():
+                ember.save(_state(ember), ours)
+            with torch.serialization.skip_data():
+                torch.save(_state(torch), theirs)
+        else:
+            ember.save(_state(ember), ours, **kwargs)
+            torch.save(_state(torch), theirs, **kwargs)
+    finally:
+        (econfig.save.compute_crc32, econfig.save.storage_alignment,
+         tconfig.save.compute_crc32, tconfig.save.storage_alignment) = saved
+    expected = _state(ember)
+    if option == "skip_data":
+        expected = {k: v.zero_() for k, v in expected.items()}
+    for path in (ours, theirs):
+        _same_state(ember.load(path), expected)
+        _same_state(torch.load(path), expected)
+    if option in ("no_crc32", "skip_data"):
+        for path in (ours, theirs):
+            assert {i.CRC for i in zipfile.ZipFile(path).infolist()
+                    if "/data/" in i.filename} == {0}
+
+
+def test_mmap_shared_writes_through_in_both(tmp_path):
+    """Writes to a tensor mapped with MAP_SHARED go to the file (whose recorded CRC-32 they
+    leave stale: Ember checks it unless told not to; PyTorch does not read it)."""
+    import mmap as _mmap
+
+    for lib, save, load, options in (
+            (ember, ember.save, functools.partial(ember.load, check_crc32=False), S),
+            (torch, torch.save, torch.load, torch.serialization)):
+        path = tmp_path / f"{lib.__name__}.pt"
+        save(lib.arange(4.0), path)
+        with options.set_default_mmap_options(_mmap.MAP_SHARED):
+            loaded = load(path, mmap=True)
+            loaded[2] = 7.0
+            del loaded
+        assert load(path).tolist() == [0.0, 1.0, 7.0, 3.0]
+        with pytest.raises(ValueError) as err:
+            options.set_default_mmap_options(5)
+        assert str(err.value) == ("Invalid argument in function set_default_mmap_options, "
+                                  "expected mmap.MAP_PRIVATE or mmap.MAP_SHARED, but got 5")
+
+
+def test_a_registered_package_tags_and_places_in_both():
+    """A package tagging CPU storages ``vault``: both libraries write the tag, and each loads
+    the other's file through its own registered deserializer."""
+    from ember.serialization import _location
+
+    def tag(storage):
+        return "vault" if storage.device.type == "cpu" else None
+
+    def place(storage, location):
+        return storage if location == "vault" else None
+
+    torch_packages = list(torch.serialization._package_registry)
+    ember_packages = list(_location.PACKAGES)
+    try:
+        S.register_package(5, tag, place)
+        torch.serialization.register_package(5, tag, place)
+        ours, theirs = io.BytesIO(), io.BytesIO()
+        ember.save(ember.arange(3.0), ours)
+        torch.save(torch.arange(3.0), theirs)
+        for buf in (ours, theirs):
+            assert b"vault" in zipfile.ZipFile(io.BytesIO(buf.getvalue())).read(
+                "archive/data.pkl")
+            assert ember.load(io.BytesIO(buf.getvalue())).tolist() == [0.0, 1.0, 2.0]
+            assert torch.load(io.BytesIO(buf.getvalue())).tolist() == [0.0, 1.0, 2.0]
+    finally:
+        torch.serialization._package_registry[:] = torch_packages
+        _location.PACKAGES[:] = ember_packages
+
+
+@pytest.mark.parametrize("version,wanted,malformed", [
+    ("2.13.0", (2, 13), True), ("2.13.0", (2, 14), True), ("1.x", (1, 2), True),
+    ("1", (1, 2), False), ("3.0.1", ("3", "0"), True)])
+def test_check_module_version_matches(version, wanted, malformed):
+    class Module:
+        __name__ = "fake"
+        __version__ = version
+
+    outcomes = []
+    for check in (S.check_module_version_greater_or_equal,
+                  torch.serialization.check_module_version_greater_or_equal):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                outcomes.append((check(Module, wanted, malformed), None))
+            except RuntimeError as exc:
+                outcomes.append((None, str(exc)))
+        outcomes.append([str(w.message) for w in caught])
+    assert outcomes[0:2] == outcomes[2:4]

@@ -16,19 +16,26 @@ import os
 import pickle
 import re
 import secrets
+import shutil
 import socket
 import struct
 import sys
+import tempfile
+import threading
 import time
 import warnings
 import zipfile
 import zlib
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 import numpy as np
 
+from .._device import device as _device
+from ..utils.serialization import config as _config
 from . import _legacy, _location, _pickle, _safe_globals, _scan, _unpickler, _zip
+from ._legacy import MAGIC_NUMBER, PROTOCOL_VERSION
+from ._location import location_tag, register_package
 from ._location import restore_location as default_restore_location
 from ._pickle import (
     ALLOWED_GLOBALS,
@@ -43,9 +50,152 @@ __all__ = ["save", "load", "Storage", "StorageType", "ALLOWED_GLOBALS", "DEFAULT
            "UNSAFE_MESSAGE", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
            "safe_globals", "get_unsafe_globals_in_checkpoint", "LoadEndianness",
            "get_default_load_endianness", "set_default_load_endianness",
-           "default_restore_location", "atomic_write", "atomic_path", "register_parameter_class"]
+           "default_restore_location", "atomic_write", "atomic_path", "register_parameter_class",
+           "SourceChangeWarning", "mkdtemp", "register_package",
+           "check_module_version_greater_or_equal", "validate_cuda_device",
+           "validate_hpu_device", "location_tag", "normalize_storage_type",
+           "storage_to_tensor_type", "get_crc32_options", "set_crc32_options",
+           "get_default_mmap_options", "set_default_mmap_options", "skip_data"]
 
 DEFAULT_PROTOCOL = 2
+# PyTorch's module constants, which programs import (``torch.serialization.MAP_LOCATION`` in
+# type hints, the legacy format's sizes and magic number)
+LONG_SIZE, INT_SIZE, SHORT_SIZE = 8, 4, 2
+STORAGE_KEY_SEPARATOR = ","
+MAP_SHARED, MAP_PRIVATE = 1, 2  # mmap's flags on Linux and macOS (``set_default_mmap_options``)
+FileLike = str | os.PathLike | IO[bytes]
+STORAGE = Storage
+MAP_LOCATION = Callable[[Storage, str], Storage] | _device | str | dict[str, str] | None
+
+
+class SourceChangeWarning(Warning):
+    """PyTorch warns with it when a full-pickle load finds a module's source changed since
+    it was saved; Ember saves no source, so it is never raised here (programs filter it)."""
+
+
+@contextlib.contextmanager
+def mkdtemp():
+    """A temporary directory, removed with its contents at the end of the block."""
+    path = tempfile.mkdtemp()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path)
+
+
+def check_module_version_greater_or_equal(module, req_version_tuple,
+                                          error_if_malformed: bool = True) -> bool:
+    """Whether ``module.__version__`` (``"x.y.z"``) is at least ``req_version_tuple``, its
+    fields cast to the tuple's types; a version that cannot be compared raises RuntimeError
+    (or warns and counts as met when ``error_if_malformed`` is False)."""
+    try:
+        fields = module.__version__.split(".")
+        version = tuple(type(want)(fields[i]) for i, want in enumerate(req_version_tuple))
+        return version >= req_version_tuple
+    except Exception as exc:
+        message = (f"'{module.__name__}' module version string is malformed "
+                   f"'{module.__version__}' and cannot be compared with tuple "
+                   f"{req_version_tuple!s}")
+        if error_if_malformed:
+            raise RuntimeError(message) from exc
+        warnings.warn(message + ", but continuing assuming that requirement is met",
+                      stacklevel=2)
+        return True
+
+
+def validate_cuda_device(location) -> int:
+    """The CUDA device index of ``location`` (``"cuda:1"``), after checking that CUDA is
+    available and has that device (PyTorch's errors)."""
+    return _location.validate_device(location, "cuda")
+
+
+def validate_hpu_device(location) -> int:
+    """The HPU device index of ``location`` (Ember has no HPU backend: only parsed)."""
+    return _location.validate_device(location, "hpu")
+
+
+def normalize_storage_type(storage_type):
+    """The ``ember.<Name>Storage`` class of a storage class of the same name."""
+    from .. import _storage
+
+    return getattr(_storage, storage_type.__name__)
+
+
+def storage_to_tensor_type(storage):
+    """The legacy tensor type of a typed storage (a float32 storage on the CPU ->
+    ``ember.FloatTensor``, on CUDA -> ``ember.cuda.FloatTensor``)."""
+    from .. import cuda
+
+    name = _pickle.STORAGE_NAMES.get(getattr(storage, "dtype", None))
+    if name is None:
+        raise AttributeError(f"{type(storage).__name__} has no legacy tensor type")
+    module = cuda if _device(storage.device).type == "cuda" else sys.modules["ember"]
+    return getattr(module, name.replace("Storage", "Tensor"))
+
+
+def get_crc32_options() -> bool:
+    """Whether ``ember.save`` computes and writes each record's CRC-32 (default True)."""
+    return _config.save.compute_crc32
+
+
+def set_crc32_options(compute_crc32: bool) -> None:
+    """Set whether ``ember.save`` computes each record's CRC-32; without, it writes 0, which
+    ``ember.load`` and ``torch.load`` accept (unzip tools will report bad CRCs)."""
+    _config.save.compute_crc32 = compute_crc32
+
+
+def get_default_mmap_options() -> int | None:
+    """The mmap flags of ``ember.load(mmap=True)``: ``MAP_PRIVATE`` (copy-on-write) unless
+    set to ``MAP_SHARED``."""
+    return _config.load.mmap_flags
+
+
+class set_default_mmap_options:
+    """Set the mmap flags of ``ember.load(mmap=True)`` to ``mmap.MAP_PRIVATE`` (writes to a
+    loaded tensor stay in memory, the default) or ``mmap.MAP_SHARED`` (they go to the file,
+    which must be writable); as a context manager, the previous flags return at its end."""
+
+    def __init__(self, flags: int) -> None:
+        if sys.platform == "win32":
+            raise RuntimeError("Changing the default mmap options is currently not supported "
+                               "for Windows")
+        if flags != MAP_PRIVATE and flags != MAP_SHARED:
+            raise ValueError("Invalid argument in function set_default_mmap_options, expected "
+                             f"mmap.MAP_PRIVATE or mmap.MAP_SHARED, but got {flags}")
+        self.prev = _config.load.mmap_flags
+        _config.load.mmap_flags = flags
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _config.load.mmap_flags = self.prev
+
+
+class _SerializationLocal(threading.local):
+    skip_data = False
+    materialize_fake_tensors = False
+
+
+_TLS = _SerializationLocal()
+
+
+class skip_data:
+    """Within the block, ``ember.save`` writes each storage's record without its bytes (the
+    archive has its full layout; the data can be written in a separate pass) and
+    ``ember.load`` allocates the storages without reading them (their contents are
+    unspecified). Per thread, as PyTorch's. ``materialize_fake_tensors`` is accepted for
+    PyTorch's signature: Ember has no fake tensors (meta tensors save as meta)."""
+
+    def __init__(self, materialize_fake_tensors: bool = False):
+        self.materialize_fake_tensors = materialize_fake_tensors
+
+    def __enter__(self):
+        self._old = (_TLS.skip_data, _TLS.materialize_fake_tensors)
+        _TLS.skip_data, _TLS.materialize_fake_tensors = True, self.materialize_fake_tensors
+
+    def __exit__(self, type, value, tb):
+        _TLS.skip_data, _TLS.materialize_fake_tensors = self._old
 
 # Errors of a malformed file outside the unpickler (which reports its own as
 # UnpicklingError), turned into a RuntimeError naming the cause, as PyTorch's reader does;
@@ -179,8 +329,11 @@ def save(obj, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
     if not is_path and not hasattr(f, "write"):
         raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
                              "'write' attribute")
+    if not _use_new_zipfile_serialization and _TLS.skip_data:
+        raise RuntimeError("Cannot use skip_data=True with _use_new_zipfile_serialization=False")
     if is_path:
         _check_parent_directory(os.fspath(f), _use_new_zipfile_serialization)
+    alignment = _storage_alignment()
     buf = io.BytesIO()
     pickler = _pickle.TorchPickler(buf, pickle_protocol,
                                    legacy=not _use_new_zipfile_serialization)
@@ -189,7 +342,10 @@ def save(obj, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
 
     def write(fileobj):
         if _use_new_zipfile_serialization:
-            _zip.write_archive(fileobj, _archive_name(f), pickled, pickler.storages)
+            _zip.write_archive(fileobj, _archive_name(f), pickled, pickler.storages,
+                               alignment=alignment, compute_crc32=_config.save.compute_crc32,
+                               skip_data=_TLS.skip_data,
+                               byteorder_record=not _disable_byteorder_record)
         else:
             _legacy.write_legacy(fileobj, pickled, pickler.storages, pickle_protocol)
 
@@ -198,6 +354,15 @@ def save(obj, f, pickle_module=pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
             write(fh)
     else:
         write(f)
+
+
+def _storage_alignment() -> int:
+    alignment = _config.save.storage_alignment
+    if (not isinstance(alignment, int) or isinstance(alignment, bool) or alignment < 1
+            or alignment & (alignment - 1)):
+        raise ValueError("torch.utils.serialization.config.save.storage_alignment must be a "
+                         f"positive power of two, got {alignment!r}")
+    return alignment
 
 
 def _check_parent_directory(path, zip_format: bool) -> None:
@@ -221,27 +386,24 @@ class LoadEndianness(enum.Enum):
     BIG = 3
 
 
-_load_endianness: LoadEndianness | None = None
-
-
 def get_default_load_endianness() -> LoadEndianness | None:
     """The byte order assumed for zip checkpoints without a byteorder record (None, the
-    default, means little-endian, as PyTorch writes)."""
-    return _load_endianness
+    default, means little-endian, as PyTorch writes; ``config.load.endianness``)."""
+    return _config.load.endianness
 
 
 def set_default_load_endianness(endianness: LoadEndianness | None) -> None:
     """Set the byte order assumed for zip checkpoints without a byteorder record."""
-    global _load_endianness
     if not isinstance(endianness, LoadEndianness) and endianness is not None:
         raise TypeError("Invalid argument type in function set_default_load_endianness")
-    _load_endianness = endianness
+    _config.load.endianness = endianness
 
 
 def _fallback_byteorder() -> str:
-    if _load_endianness is LoadEndianness.BIG:
+    endianness = _config.load.endianness
+    if endianness is LoadEndianness.BIG:
         return "big"
-    return sys.byteorder if _load_endianness is LoadEndianness.NATIVE else "little"
+    return sys.byteorder if endianness is LoadEndianness.NATIVE else "little"
 
 
 _UNPICKLER_ARGS = frozenset({"encoding", "errors", "fix_imports", "buffers"})
@@ -274,6 +436,8 @@ def _options(map_location, pickle_module, weights_only, mmap, check_crc32,
         unexpected = [key for key in pickle_load_args if key not in _UNPICKLER_ARGS]
         if unexpected:
             raise TypeError(f"'{unexpected[0]}' is an invalid keyword argument for Unpickler()")
+    if mmap is None:
+        mmap = _config.load.mmap
     return _Options(_location.placer(map_location), bool(weights_only), pickle_module,
                     {"encoding": "utf-8", **pickle_load_args}, bool(mmap), check_crc32)
 
@@ -302,10 +466,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
     A zip checkpoint's records are checked against its directory before they are read, and
     their CRC-32s are verified (``check_crc32=True``, the default, for ``mmap`` loads too): a
     damaged file raises ``RuntimeError`` instead of loading other numbers. ``mmap=True`` maps
-    the storages of a file path (copy-on-write) instead of reading them; verifying their
+    the storages of a file path (copy-on-write, or shared with the file after
+    ``set_default_mmap_options(mmap.MAP_SHARED)``) instead of reading them; verifying their
     CRCs reads every page once, so pass ``check_crc32=False`` to keep an mmap load lazy (or
-    to load a file whose checksums are wrong). Legacy (pre-1.6) files have no checksums and
-    cannot be mapped.
+    to load a file whose checksums are wrong). ``mmap=None`` follows
+    ``ember.utils.serialization.config.load.mmap`` (False). Legacy (pre-1.6) files have no
+    checksums and cannot be mapped. Within ``skip_data()`` the storages are allocated and
+    not read.
     """
     opts = _options(map_location, pickle_module, weights_only, mmap, check_crc32,
                     pickle_load_args)
@@ -361,7 +528,9 @@ def _load(fileobj, f, path, opts: _Options):
                                    opts.load_args)
     if opts.mmap and path is None:
         raise ValueError("f must be a file path in order to use the mmap argument")
-    reader = _zip.ZipReader(fileobj, path, opts.mmap, opts.check_crc32, _fallback_byteorder())
+    reader = _zip.ZipReader(fileobj, path, opts.mmap, opts.check_crc32, _fallback_byteorder(),
+                            shared=_config.load.mmap_flags == MAP_SHARED,
+                            skip_data=_TLS.skip_data)
     try:
         return _load_zip(reader, opts)
     finally:

@@ -66,13 +66,104 @@ def _check_available(dev) -> None:
                            "with map_location to map your storages to an existing device.")
 
 
-def restore_location(storage: Storage, location: str) -> Storage:
-    """``storage`` (on the CPU) moved to ``location`` (PyTorch's
-    ``default_restore_location``)."""
+def _moved(storage: Storage, location: str) -> Storage:
+    """``storage`` (on the CPU) moved to ``location``, or PyTorch's error for a location no
+    device here can hold."""
     dev = _device_of(location)
     if dev is CPU:
         return storage
     return Storage(backend_of(dev).to_device(storage.array, dev.index), dev, storage.dtype)
+
+
+def validate_device(location, backend_name: str) -> int:
+    """The device index of ``location`` after PyTorch's checks that ``backend_name``'s
+    devices are available and the index exists (``validate_cuda_device``)."""
+    dev = _device_cls(location)
+    if backend_name == "cuda":
+        if dev.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {dev}")
+        _check_available(dev)
+    elif dev.type == backend_name and _known(dev):
+        _check_available(dev)
+    return dev.index or 0
+
+
+def _known(dev) -> bool:
+    """Whether Ember has a backend for ``dev``'s device type (available or not)."""
+    try:
+        return backend_of(dev) is not None
+    except (RuntimeError, ImportError, AssertionError):
+        return False
+
+
+# -- the package registry (``register_package``): taggers name a storage's location when it
+# is saved, deserializers place a loaded storage; both run in priority order (lower first)
+# until one returns something other than None. Ember's own pair (priority 10) tags every
+# device it has and places storages on the CPU, CUDA and the devices it has backends for;
+# other locations fall through to registered packages and then to PyTorch's errors.
+
+def _ember_tag(storage) -> str | None:
+    dev = getattr(storage, "device", None)
+    if dev is None:
+        return None
+    dev = _device_cls(dev)
+    if dev.type == "cuda" and dev.index is None:
+        return "cuda:0"
+    return str(dev)
+
+
+def _ember_deserialize(storage: Storage, location: str) -> Storage | None:
+    try:
+        dev = _device_cls(location)
+    except (RuntimeError, ValueError, TypeError):
+        return None
+    if dev.type not in ("cpu", "cuda") and not _known(dev):
+        return None
+    return _moved(storage, location)
+
+
+_DEFAULT_PACKAGE = (10, _ember_tag, _ember_deserialize)
+#: (priority, tagger, deserializer), sorted: ``serialization.register_package`` adds to it
+PACKAGES: list = [_DEFAULT_PACKAGE]
+
+
+def register_package(priority: int, tagger, deserializer) -> None:
+    """``torch.serialization.register_package``: ``tagger(storage) -> str | None`` names the
+    location a storage is saved with, ``deserializer(storage, location) -> storage | None``
+    places a loaded one; the registered pairs run in the order of ``priority`` (lower first)
+    until one returns something other than None."""
+    PACKAGES.append((priority, tagger, deserializer))
+    PACKAGES.sort(key=lambda entry: entry[0])
+
+
+def custom_packages() -> bool:
+    """Whether a package other than Ember's own is registered (saving then asks the taggers
+    about each storage)."""
+    return len(PACKAGES) > 1
+
+
+def location_tag(storage) -> str:
+    """``torch.serialization.location_tag``: the location the registered taggers give
+    ``storage``."""
+    for _, tagger, _ in PACKAGES:
+        location = tagger(storage)
+        if location:
+            return location
+    from .._settings import typename
+
+    raise RuntimeError("don't know how to determine data location of " + typename(storage))
+
+
+def restore_location(storage: Storage, location: str) -> Storage:
+    """``storage`` (on the CPU) placed at ``location`` by the registered deserializers
+    (PyTorch's ``default_restore_location``)."""
+    if len(PACKAGES) == 1:
+        return _moved(storage, location)
+    for _, _, deserializer in PACKAGES:
+        result = deserializer(storage, location)
+        if result is not None:
+            return result
+    return _moved(storage, location)  # PyTorch's error for the location
 
 
 def _tag(value) -> str:

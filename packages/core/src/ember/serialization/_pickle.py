@@ -211,6 +211,10 @@ class TorchPickler(pickle._Pickler):
         location = str(t._device)
         if t._device.type == "cuda" and t._device.index is None:
             location = "cuda:0"
+        from . import _location
+
+        if _location.custom_packages():  # serialization.register_package: ask the taggers
+            location = _location.location_tag(t.untyped_storage())
         if isinstance(arr, np.ndarray):
             owner = arr
             while isinstance(owner.base, np.ndarray):

@@ -25,10 +25,31 @@ _LOCAL_SIGNATURE = b"PK\003\004"
 class ZipWriter:
     """Writes records into a PyTorch-style archive, each record's data 64-byte aligned."""
 
-    def __init__(self, fileobj, archive_name: str):
+    def __init__(self, fileobj, archive_name: str, alignment: int = ALIGNMENT,
+                 compute_crc32: bool = True):
         self.zip = zipfile.ZipFile(fileobj, mode="w", compression=zipfile.ZIP_STORED,
                                    allowZip64=True)
         self.prefix = archive_name
+        self.alignment = alignment
+        self.compute_crc32 = compute_crc32  # False: every record's CRC-32 is written as 0
+
+    def _open(self, name: str, size: int):
+        info = zipfile.ZipInfo(f"{self.prefix}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_STORED
+        info.file_size = size
+        info.extra = self._padding(info)
+        return self.zip.open(info, mode="w")
+
+    @staticmethod
+    def _fast(dest) -> bool:
+        """Whether zipfile's record writer has the fields that ``_written`` sets (CPython's
+        ``_ZipWriteFile``), so that data can go to the archive's file without its CRC pass."""
+        return hasattr(dest, "_crc") and hasattr(dest, "_fileobj")
+
+    @staticmethod
+    def _written(dest, size: int, crc: int) -> None:
+        dest._file_size = dest._compress_size = size
+        dest._crc = crc
 
     def write_record(self, name: str, data, crc=None) -> None:
         """Write ``data`` (bytes, str or a contiguous array) as ``<archive>/<name>``;
@@ -36,29 +57,41 @@ class ZipWriter:
         if isinstance(data, str):
             data = data.encode("utf-8")
         view = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-        info = zipfile.ZipInfo(f"{self.prefix}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
-        info.compress_type = zipfile.ZIP_STORED
-        info.file_size = len(view)
-        info.extra = self._padding(info)
-        with self.zip.open(info, mode="w") as dest:
-            if crc is not None and hasattr(dest, "_crc") and hasattr(dest, "_fileobj"):
+        with self._open(name, len(view)) as dest:
+            if (crc is not None or not self.compute_crc32) and self._fast(dest):
                 # one buffer write; the CRC came from a worker thread (zlib releases the GIL)
                 dest._fileobj.write(view)
-                dest._file_size = dest._compress_size = len(view)
-                dest._crc = crc.result()
+                self._written(dest, len(view), crc.result() if self.compute_crc32 else 0)
             else:
                 dest.write(view)
+
+    def write_record_metadata(self, name: str, size: int) -> None:
+        """A record of ``size`` bytes whose data is left unwritten (``skip_data``): a hole
+        in a seekable file, zeros in a stream; its CRC-32 is 0, which loading does not
+        check."""
+        with self._open(name, size) as dest:
+            if size and self._fast(dest) and self.zip._seekable:
+                # a hole: zipfile writes the header when the record closes, then goes on here
+                dest._fileobj.seek(size, io.SEEK_CUR)
+                self._written(dest, size, 0)
+            elif size and self._fast(dest):
+                zeros = bytes(min(size, _CHUNK))
+                for start in range(0, size, len(zeros)):
+                    dest._fileobj.write(zeros[:size - start])
+                self._written(dest, size, 0)
+            else:
+                dest.write(bytes(size))
 
     def _padding(self, info: zipfile.ZipInfo) -> bytes:
         # the data starts after the 30-byte local header, the name and the extra field
         # (plus zipfile's zip64 field for large records): pad with an extra "FB" field
         zip64 = info.file_size * 1.05 > zipfile.ZIP64_LIMIT
         start = self.zip.fp.tell() + 30 + len(info.filename.encode("utf-8")) + (20 if zip64 else 0)
-        pad = -start % ALIGNMENT
+        pad = -start % self.alignment
         if pad == 0:
             return b""
         if pad < 4:
-            pad += ALIGNMENT
+            pad += self.alignment
         return b"FB" + struct.pack("<H", pad - 4) + b"Z" * (pad - 4)
 
     def close(self) -> None:
@@ -67,16 +100,30 @@ class ZipWriter:
         self.zip.close()
 
 
-def write_archive(fileobj, archive_name: str, pickled: bytes, storages: dict) -> None:
-    """The whole archive in PyTorch's record order: data.pkl, format records, storages."""
-    writer = ZipWriter(fileobj, archive_name)
+def write_archive(fileobj, archive_name: str, pickled: bytes, storages: dict, *,
+                  alignment: int = ALIGNMENT, compute_crc32: bool = True,
+                  skip_data: bool = False, byteorder_record: bool = True) -> None:
+    """The whole archive in PyTorch's record order: data.pkl, format records, storages
+    (their bytes left unwritten with ``skip_data``)."""
+    writer = ZipWriter(fileobj, archive_name, alignment, compute_crc32)
     try:
         writer.write_record("data.pkl", pickled)
         writer.write_record(".format_version", "1")
-        writer.write_record(".storage_alignment", str(ALIGNMENT))
-        writer.write_record("byteorder", sys.byteorder)
+        writer.write_record(".storage_alignment", str(alignment))
+        if byteorder_record:
+            writer.write_record("byteorder", sys.byteorder)
         keys = sorted(storages, key=int)
+        if skip_data:
+            for key in keys:
+                writer.write_record_metadata(f"data/{key}", storages[key].array.nbytes)
+            writer.close()
+            return
         arrays = [np.ascontiguousarray(storages[key].array) for key in keys]
+        if not compute_crc32:
+            for key, arr in zip(keys, arrays):
+                writer.write_record(f"data/{key}", arr)
+            writer.close()
+            return
         with ThreadPoolExecutor(max_workers=1) as pool:
             crcs = [pool.submit(zlib.crc32, memoryview(a).cast("B")) for a in arrays]
             for key, arr, crc in zip(keys, arrays, crcs):
@@ -148,7 +195,8 @@ class ZipReader:
     archive's ``byteorder``, or ``default_byteorder`` when it has no such record."""
 
     def __init__(self, fileobj, path: str | None = None, use_mmap: bool = False,
-                 check_crc32: bool = True, default_byteorder: str = "little"):
+                 check_crc32: bool = True, default_byteorder: str = "little", *,
+                 shared: bool = False, skip_data: bool = False):
         try:
             self.zip = zipfile.ZipFile(fileobj)
         except (zipfile.BadZipFile, EOFError, OSError, ValueError, struct.error):
@@ -159,9 +207,11 @@ class ZipReader:
         self.entries = self._index(self.zip.infolist())
         self._starts = self._locate(fileobj)
         self.mmap = None
-        if use_mmap:
-            with open(path, "rb") as fh:
-                self.mmap = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_COPY)
+        self.skip_data = skip_data  # storages are allocated, not read (``skip_data``)
+        if use_mmap:  # MAP_SHARED: writes to the tensors go to the file
+            with open(path, "r+b" if shared else "rb") as fh:
+                self.mmap = _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_WRITE if shared
+                                       else _mmap.ACCESS_COPY)
         order = self.read_text("byteorder", default_byteorder)
         if order not in ("little", "big"):
             raise _corrupt(f"invalid byteorder record {order!r}")
@@ -239,6 +289,8 @@ class ZipReader:
             raise RuntimeError(f"PytorchStreamReader failed reading file data/{key}: it holds "
                                f"{info.file_size} bytes but the checkpoint declares {numel} "
                                f"elements of {np_dtype} ({nbytes} bytes)")
+        if self.skip_data:
+            return np.empty(numel, np_dtype)
         if self.mmap is not None and info.compress_type == zipfile.ZIP_STORED:
             start = self._starts[name]
             arr = np.frombuffer(self.mmap, np_dtype, count=numel, offset=start)

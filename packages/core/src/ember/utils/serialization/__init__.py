@@ -1,0 +1,6 @@
+"""``torch.utils.serialization``: the options of ``ember.save`` and ``ember.load``
+(``config``)."""
+
+from . import config
+
+__all__ = ["config"]
