@@ -420,7 +420,30 @@ def test_register_kl_dispatches_to_the_most_specific_pair():
         del D.kl._KL_REGISTRY[MyNormal, D.Normal]
         D.kl._KL_MEMOIZE.clear()
     with pytest.raises(TypeError, match="Expected type_p to be a Distribution subclass"):
-        D.register_kl(int, D.Normal)
+        D.register_kl("Normal", D.Normal)
+    with pytest.raises(TypeError, match="Expected type_q to be a Distribution subclass"):
+        D.register_kl(D.Normal, None)
+
+
+def test_register_kl_accepts_a_foreign_base_class():
+    """As PyTorch, any class may be registered: pyro registers ``(Delta, Distribution)`` with
+    its own ``Distribution`` base, which does not derive from ember's."""
+    class Foreign:  # a library's own base class
+        pass
+
+    class Point(Foreign):  # the library's distribution (no ember base)
+        pass
+
+    @D.register_kl(D.Normal, Foreign)
+    def _kl(p, q):
+        return ember.full(p.batch_shape, 7.0)
+
+    try:
+        kl = D.kl_divergence(D.Normal(ember.zeros(2), ember.ones(2)), Point())
+        assert kl.tolist() == [7.0, 7.0]
+    finally:
+        del D.kl._KL_REGISTRY[D.Normal, Foreign]
+        D.kl._KL_MEMOIZE.clear()
 
 
 # -- gradients ------------------------------------------------------------------------------------

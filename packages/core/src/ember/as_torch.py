@@ -5,7 +5,9 @@
 ``functorch`` (PyTorch's former home of ``torch.func``) to ``ember.functorch``.
 
 While the alias is installed, Ember's objects print as PyTorch's do (``torch.float32``,
-``torch.Size([2, 3])``, ``x.type() == 'torch.FloatTensor'``) and ``torch.__version__`` is the
+``torch.Size([2, 3])``, ``x.type() == 'torch.FloatTensor'``), ``torch.__name__`` is
+``"torch"`` (submodules keep their Ember names: ``torch.nn.__name__ == "ember.nn"``) and
+``torch.__version__`` is the
 PyTorch release Ember follows, with Ember's own version as its local label
 (``2.13.0+ember.0.1.0``): programs compare and gate on these.
 
@@ -48,6 +50,9 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds ``torch[.x]`` as the already-importable ``ember[.x]``: the module object is
     Ember's own, so ``torch.nn is ember.nn`` and classes pickle under their Ember paths."""
 
+    def __init__(self):
+        self._own_specs: dict = {}  # alias name -> the Ember module's spec, while importing
+
     def find_spec(self, name, path=None, target=None):
         top = name.partition(".")[0]
         if top not in ALIASES:
@@ -58,17 +63,23 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         top, _, rest = spec.name.partition(".")
         target = ALIASES[top] + ("." + rest if rest else "")
         try:
-            return importlib.import_module(target)
+            module = importlib.import_module(target)
         except ModuleNotFoundError as exc:
             if exc.name is not None and (exc.name == target or target.startswith(exc.name + ".")):
                 raise ModuleNotFoundError(f"No module named '{spec.name}': running on Ember "
                                           f"(ember.as_torch), which has no '{target}'",
                                           name=spec.name) from None
             raise
+        self._own_specs[spec.name] = module.__spec__
+        return module
 
     def exec_module(self, module):
-        # the module is Ember's, already executed; only the alias name is registered
-        pass
+        # the module is Ember's, already executed; only the alias name is registered. The
+        # import system has just set its __spec__ to the alias's: give it its own back, so
+        # that it keeps its Ember name (importlib.reload, overrides' namespace names)
+        spec = module.__spec__
+        if spec is not None and spec.loader is self:
+            module.__spec__ = self._own_specs.pop(spec.name, spec)
 
 
 _FINDER = _AliasFinder()
@@ -106,6 +117,7 @@ def install() -> None:
     from . import _naming
 
     _naming.PREFIX[0] = "torch"  # PyTorch's spellings: torch.float32, x.type(), __version__
+    sys.modules["ember"].__name__ = "torch"  # programs check it (pyro's patches of torch)
     os.environ[ENV] = "1"  # for the ranks of ember.distributed.run (its _bootstrap reads it)
     from multiprocessing import util
 
@@ -121,6 +133,7 @@ def uninstall() -> None:
     from . import _naming
 
     _naming.PREFIX[0] = "ember"
+    sys.modules["ember"].__name__ = "ember"
     os.environ.pop(ENV, None)
     if _ORIGINAL_SPAWNV[0] is not None:
         from multiprocessing import util
@@ -128,7 +141,8 @@ def uninstall() -> None:
         util.spawnv_passfds, _ORIGINAL_SPAWNV[0] = _ORIGINAL_SPAWNV[0], None
     for name in list(sys.modules):
         if name.partition(".")[0] in ALIASES and \
-                getattr(sys.modules[name], "__name__", "").startswith("ember"):
+                getattr(sys.modules[name], "__spec__", None) is not None and \
+                sys.modules[name].__spec__.name.startswith("ember"):
             del sys.modules[name]
 
 

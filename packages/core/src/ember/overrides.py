@@ -437,10 +437,10 @@ def _register_swap(fn, owner, name: str) -> None:
     rank = (owner is Tensor, name != fn.__name__)
     known = fn.__dict__.get("_ember_op_rank")
     if known is None or rank < known:
-        fn._ember_namespace = owner.__name__
+        fn._ember_namespace = _owner_name(owner)
         fn._ember_op_name = name
         fn._ember_op_rank = rank
-    if (owner is Tensor or owner.__name__ == "ember") and fn.__name__ != name \
+    if (owner is Tensor or _owner_name(owner) == "ember") and fn.__name__ != name \
             and getattr(owner, fn.__name__, None) is not fn:
         # PyTorch's builtins are named as they are found (torch.batch_norm, Tensor.where,
         # Tensor.__getitem__); an alias keeps the function's name (ember.absolute is
@@ -503,7 +503,7 @@ _NEVER_DISPATCH = frozenset({
 
 
 def _wrap_attr(owner, name: str) -> None:
-    if name in _NEVER_DISPATCH and owner.__name__ == "ember":
+    if name in _NEVER_DISPATCH and _owner_name(owner) == "ember":
         return
     fn = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
     if isinstance(fn, property):
@@ -520,13 +520,13 @@ def _wrap_attr(owner, name: str) -> None:
     # made once per (function, namespace, name) and kept: a mode entered and left in a loop
     # (vmap, a capture) re-wraps its attributes each time, and making the wrappers was
     # most of that cost
-    key = (fn, owner.__name__, name)
+    key = (fn, _owner_name(owner), name)
     public = _WRAPPERS.get(key)
     if public is None:
         public = _dispatching(fn, name, _DUNDER_AS_METHOD.get(name) if owner is Tensor
                               else None)
         # where it was found: what the profiler and autocast key the op by
-        public._ember_namespace = owner.__name__
+        public._ember_namespace = _owner_name(owner)
         _WRAPPERS[key] = public
     setattr(owner, name, public)
 
@@ -811,6 +811,13 @@ def _wrap_namespace(module) -> None:
             _wrap_attr(module, name)
 
 
+def _owner_name(owner) -> str:
+    """A namespace's Ember name: a module's import name (``ember``, which ``ember.as_torch``
+    renames ``torch`` while it is installed), ``Tensor`` for the class."""
+    spec = getattr(owner, "__spec__", None)
+    return spec.name if spec is not None and not isinstance(owner, type) else owner.__name__
+
+
 def register_namespace(module) -> None:
     """Have ``module``'s public functions dispatch ``__torch_function__`` once it is active
     (``ember.nn.functional`` registers itself; ``ember`` and ``ember.linalg`` are built in)."""
@@ -1086,7 +1093,7 @@ def _public_names() -> dict:
         for name in getattr(module, "__all__", None) or dir(module):
             value = getattr(module, name, None)
             if not name.startswith("_") and callable(value) and not isinstance(value, type):
-                add(value, f"{module.__name__}.{name}")
+                add(value, f"{_owner_name(module)}.{name}")
     _NAME_TABLE[:] = [table, key]
     return table
 

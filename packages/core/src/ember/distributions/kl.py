@@ -55,11 +55,12 @@ def register_kl(type_p, type_q):
             ...
 
     The most specific registered pair matches; register the pair exactly to settle an
-    ambiguity (a ``RuntimeWarning`` names it).
+    ambiguity (a ``RuntimeWarning`` names it). As in PyTorch, any class is accepted (pyro
+    registers pairs with its own ``Distribution`` base); what is not a class raises.
     """
-    if not (isinstance(type_p, type) and issubclass(type_p, Distribution)):
+    if not isinstance(type_p, type):
         raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
-    if not (isinstance(type_q, type) and issubclass(type_q, Distribution)):
+    if not isinstance(type_q, type):
         raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
 
     def decorator(fun):
