@@ -3,7 +3,9 @@
 ``torch._C`` is PyTorch's binding layer, not API, but libraries touch a handful of its names
 (timm's optimizers probe ``torch._C._CudaDeviceProperties`` and
 ``_get_privateuse1_backend_name``, its ``timm.utils.jit`` sets the TorchScript fuser knobs,
-traced code asks ``_get_tracing_state``, loggers call ``_log_api_usage_once``). Under
+traced code asks ``_get_tracing_state``, loggers call ``_log_api_usage_once``, kornia's
+checks ask ``_are_functorch_transforms_active`` and read the transform stack in
+``_functorch``, ``ember._functorch._interpreter``). Under
 ``import ember as torch`` those lookups land here: each name below does what PyTorch's does
 as far as Ember has the concept, and a name that is not here raises ``AttributeError`` as a
 missing ``torch._C`` attribute does (so ``getattr(torch._C, name, None)`` probes work).
@@ -48,10 +50,21 @@ def _lazy_class(name: str):
 
 
 def __getattr__(name: str):
+    if name == "_functorch":  # the transform stack (kornia, torch._functorch's helpers)
+        from ._functorch import _interpreter
+
+        return _interpreter
     cls = _lazy_class(name)
     if cls is None:
         raise AttributeError(f"module 'ember._C' has no attribute '{name}'")
     return cls
+
+
+def _are_functorch_transforms_active() -> bool:
+    """Whether a ``vmap``, ``grad``, ``jvp``... transform is running on this thread."""
+    from ._functorch._interpreter import are_transforms_active
+
+    return are_transforms_active()
 
 
 def _get_tracing_state():

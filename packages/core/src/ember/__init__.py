@@ -159,6 +159,8 @@ def __getattr__(name: str):
         return importlib.import_module("ember.amp").GradScaler
     if name in _AUTOCAST_NAMES:
         return getattr(importlib.import_module("ember.amp.autocast_mode"), name)
+    if name == "torch":  # torch.torch is torch (kornia annotates with torch.torch.Tensor)
+        return _sys.modules["ember"]
     if name == "_C":  # torch._C's few names that model code probes (ember/_C.py)
         return importlib.import_module("ember._C")
     if name == "PyTorchFileReader":  # torch.PyTorchFileReader is torch._C's

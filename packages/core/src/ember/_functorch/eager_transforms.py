@@ -23,7 +23,7 @@ import types as _types
 from .. import autograd as _autograd
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
-from . import _batched
+from . import _batched, _interpreter
 from ._pytree import tree_flatten, tree_unflatten, treespec_pprint
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
@@ -300,13 +300,20 @@ def _map(tree, fn):
     return tree_unflatten([fn(x) if isinstance(x, Tensor) else x for x in flat], spec)
 
 
+#: the transforms whose ``_call`` is forward-mode (a ``Jvp`` interpreter), by their api name
+_FORWARD_APIS = ("jvp", "jacfwd", "linearize")
+
+
 def _call(func, args, kwargs, has_aux: bool, api: str):
     """``(output, aux)`` of ``func(*args, **kwargs)`` run as a transformed function (nested
     transforms see the depth), with PyTorch's error when ``has_aux`` finds no pair."""
     _DEPTH.value += 1
+    _interpreter.push(_interpreter.TransformType.Jvp if api.startswith(_FORWARD_APIS)
+                      else _interpreter.TransformType.Grad)
     try:
         out = func(*args, **kwargs)
     finally:
+        _interpreter.pop()
         _DEPTH.value -= 1
     if not has_aux:
         return out, None

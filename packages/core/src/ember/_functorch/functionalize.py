@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 
 from .._tensor import Tensor
+from . import _interpreter
 from ._batched import BatchedTensor
 from ._pytree import tree_flatten, tree_unflatten
 
@@ -35,7 +36,11 @@ def functionalize(func, *, remove: str = "mutations"):
         copies = [x.clone() if isinstance(x, Tensor) else x for x in flat]
         versions = [x._version if isinstance(x, Tensor) else None for x in copies]
         new_args, new_kwargs = tree_unflatten(copies, spec)
-        out = func(*new_args, **new_kwargs)
+        _interpreter.push(_interpreter.TransformType.Functionalize)
+        try:
+            out = func(*new_args, **new_kwargs)
+        finally:
+            _interpreter.pop()
         with ember.no_grad():
             for orig, c, v in zip(flat, copies, versions):
                 if isinstance(c, Tensor) and c._version != v:

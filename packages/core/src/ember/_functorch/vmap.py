@@ -10,7 +10,7 @@ import functools
 import itertools
 
 from .._tensor import Tensor
-from . import _batched
+from . import _batched, _interpreter
 from ._batched import BatchedTensor, VmapLevel, VmapMode
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -149,10 +149,12 @@ def _vmap_call(func, flat_args, flat_in_dims, spec, batch_size, out_dims, random
                     for a, d in zip(flat_args, flat_in_dims)]
     args = tree_unflatten(batched_args, spec)
     levels.append(lvl)
+    _interpreter.push(_interpreter.TransformType.Vmap, batch_size, randomness, lvl.level)
     try:
         with VmapMode(lvl):
             out = _batched.dispatching(func)(*args, **kwargs)
     finally:
+        _interpreter.pop()
         levels.pop()
     return _unwrap_outputs(out, out_dims, lvl, func)
 
