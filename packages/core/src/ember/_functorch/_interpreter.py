@@ -79,7 +79,7 @@ class CVmapInterpreterPtr:
     def level(self) -> int:
         return self._i.level()
 
-    def batchSize(self) -> int:  # noqa: N802 (PyTorch's name)
+    def batchSize(self) -> int:
         return self._i._batch_size
 
     def randomness(self) -> RandomnessType:
