@@ -371,15 +371,38 @@ def test_hooks_stay_on_the_old_history():
     assert seen == []  # PyTorch's: the hook belongs to v's history before the change
 
 
-def test_data_shares_the_version_counter():
-    # a difference from PyTorch (whose .data has a counter of its own), kept so that
-    # ember.compile's cached constants see changes made through .data (test_compile.py)
+def test_data_has_a_version_counter_of_its_own():
+    """As PyTorch's: writes through ``.data`` are not seen by autograd's checks (the
+    backward computes with the changed value), while ``detach()`` shares the counter."""
     x = ember.ones(3, requires_grad=True)
     y = x.exp()
-    y.data.mul_(0)
-    assert y._version == 1
+    d = y.data
+    assert d._version == 0 and d.data_ptr() == y.data_ptr()
+    d.mul_(0)
+    d[1:].add_(0)  # a view of the alias shares the alias's counter
+    assert y._version == 0 and d._version == 2
+    y.sum().backward()  # exp's backward multiplies by its saved output, now zeros
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    z = x.exp()
+    z.detach().mul_(0)
+    assert z._version == 1
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        y.sum().backward()
+        z.sum().backward()
+
+
+def test_data_writes_refresh_compiled_constants():
+    """A compiled inference step keeps a bias broadcast to the batch: a write through
+    ``.data`` (own counter) still refreshes it on the next call."""
+    nn = pytest.importorskip("ember.nn")
+    layer = nn.Linear(4, 3)
+    step = ember.compile(lambda x: layer(x))
+    x = ember.randn(5, 4)
+    with ember.no_grad():
+        before = step(x)
+        layer.bias.data.add_(1.0)
+        after = step(x)
+    assert ember.allclose(after, before + 1.0)
+    assert ember.allclose(after, layer(x).detach())
 
 
 # -- a custom Function that changes an input view in place (mark_dirty) ---------------------------

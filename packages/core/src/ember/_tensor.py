@@ -510,11 +510,16 @@ class Tensor:
 
     @property
     def data(self):
-        """This tensor's data outside autograd: ``detach()``. Unlike PyTorch's ``.data`` it
-        shares the version counter, so a backward whose saved tensor was changed in place
-        through ``.data`` raises (PyTorch's computes with the changed value), and every
-        in-place route reaches what caches the tensor (``ember.compile``'s constants)."""
-        return self.detach()
+        """This tensor's data outside autograd: a tensor sharing its memory (and storage)
+        with a version counter of its own, as PyTorch's ``.data``: writes through it are
+        not seen by autograd's checks of this tensor (torchdiffeq writes its Runge-Kutta
+        stages into a saved scratch tensor this way; ``detach()`` shares the counter and
+        would raise). Each write through such an alias counts in ``DATA_WRITES``, which
+        caches of a tensor's contents (``ember.compile``'s broadcast constants) compare
+        besides the tensor's own version."""
+        t = self.detach()
+        t._vc = _DataVersion((0,))
+        return t
 
     @data.setter
     def data(self, value):
@@ -992,6 +997,21 @@ def _rebuild_tensor(cls, array, device, requires_grad):
     elif requires_grad:
         t.requires_grad = True
     return t
+
+
+#: how many writes went through ``.data`` aliases in this process (``_DataVersion``)
+DATA_WRITES = [0]
+
+
+class _DataVersion(list):
+    """The version counter of a ``.data`` alias: its own count (autograd's checks of the
+    original tensor do not see it), and each write also counts in ``DATA_WRITES``."""
+
+    __slots__ = ()
+
+    def __setitem__(self, index, value):
+        list.__setitem__(self, index, value)
+        DATA_WRITES[0] += 1
 
 
 def _shared_vc(t):

@@ -233,11 +233,11 @@ class Gen:
         """A guarded parameter's array (a bias) broadcast to ``shape`` once, as a constant
         contiguous copy, or None. NumPy's ufuncs take ~0.6 us longer per call on a broadcast
         (stride-0) operand than on a same-shape one, which is most of a small layer's add.
-        The copy follows the tensor's version counter (shared with its views and ``.data``):
-        an in-place change (an optimizer step, ``p.data.add_()``) refreshes it on the next
-        call. Only in entries without a backward (inference, where the parameters do not
-        change from call to call) and for small outputs (the constant costs the output's
-        memory)."""
+        The copy follows the tensor's version counter (shared with its views) and the count
+        of writes through ``.data`` aliases (which have counters of their own): an in-place
+        change (an optimizer step, ``p.data.add_()``) refreshes it on the next call. Only in
+        entries without a backward (inference, where the parameters do not change from call
+        to call) and for small outputs (the constant costs the output's memory)."""
         var = self.var.get(name)
         expr = self.tensor_expr.get(name)
         arr = self.ns.get(var) if var else None
@@ -246,14 +246,16 @@ class Gen:
             return None
         key = ("bcast", var, tuple(shape))
         if key not in self.views:
-            from .._tensor import _shared_vc
+            from .._tensor import DATA_WRITES, _shared_vc
 
             vc = self.const(_shared_vc(self.ns[expr]), "vc")
-            seen = self.const([self.ns[vc][0]], "vseen")
+            writes = self.const(DATA_WRITES, "dw")
+            seen = self.const([self.ns[vc][0], DATA_WRITES[0]], "vseen")
             full = self.const(self.xp.ascontiguousarray(self.xp.broadcast_to(arr, shape)),
                               "bb")
-            self.emit(f"if {vc}[0] != {seen}[0]: xp.copyto({full}, {var}); "
-                      f"{seen}[0] = {vc}[0]")
+            self.emit(f"if {vc}[0] != {seen}[0] or {writes}[0] != {seen}[1]: "
+                      f"xp.copyto({full}, {var}); {seen}[0] = {vc}[0]; "
+                      f"{seen}[1] = {writes}[0]")
             self.views[key] = full
         return self.views[key]
 
