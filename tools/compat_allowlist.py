@@ -57,7 +57,8 @@ C10D_INTERNALS = ("c10d's C++ plumbing (the option structs a C++ backend's colle
                   "(NCCL on GPUs) from Python")
 RPC = ("torch.distributed.rpc (RPC, RRef, distributed autograd, remote devices): in maintenance "
        "in PyTorch; not in Ember (collectives, DTensor and FSDP cover data and model "
-       "parallelism)")
+       "parallelism; ember.distributed.rpc reports is_available() False, as a PyTorch build "
+       "without RPC does)")
 RENDEZVOUS = ("rendezvous URL handlers: init_process_group takes env:// and the MPI launcher's "
               "world; custom handlers are not in Ember")
 NO_ULFM = ("shrinking a group around dead ranks needs a fault-tolerant MPI (ULFM); Ember "
@@ -193,7 +194,7 @@ GAPS: dict[str, dict[str, list[str]]] = {
         C10D_INTERNALS: ["*Options", "BackendConfig", "get_backend_config", "ProcessGroupGloo",
                          "Reducer", "Logger", "BuiltinCommHookType", "c10d_logger",
                          "logging_handlers", "record_comm", "config"],
-        RPC: ["rpc", "autograd", "remote_device"],
+        RPC: ["autograd", "remote_device"],
         RENDEZVOUS: ["rendezvous", "register_rendezvous_handler"],
         NO_ULFM: ["shrink_group"],
         UNDOCUMENTED: ["utils"],

@@ -459,3 +459,30 @@ def test_no_warnings_on_lookup():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert aten.native_batch_norm.default is aten.native_batch_norm.default
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
+def test_sparse_kernels_match_torch(reduce):
+    """``_sparse_mm_reduce_impl`` and ``_sparse_addmm`` (torch_geometric registers handlers
+    for them at import): PyTorch's values; the reduce's saved argmax is empty, as PyTorch's
+    is when nothing requires grad."""
+    dense = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -3.0], [0.0, 0.0, 4.0]])
+    other = np.arange(6.0).reshape(3, 2) - 2.0
+    got, arg = aten._sparse_mm_reduce_impl.default(ember.tensor(dense).to_sparse_csr(),
+                                                    ember.tensor(other), reduce)
+    assert arg.numel() == 0 and arg.dtype is ember.int64
+    added = aten._sparse_addmm.default(ember.ones(3, 2, dtype=ember.float64),
+                                       ember.tensor(dense).to_sparse(),
+                                       ember.tensor(other), beta=2, alpha=0.5)
+    np.testing.assert_allclose(added.numpy(), 2 + 0.5 * dense @ other)
+    torch = pytest.importorskip("torch")
+    want, _ = torch.ops.aten._sparse_mm_reduce_impl.default(
+        torch.tensor(dense).to_sparse_csr(), torch.tensor(other), reduce)
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    want_added = torch.ops.aten._sparse_addmm.default(
+        torch.ones(3, 2, dtype=torch.float64), torch.tensor(dense).to_sparse(),
+        torch.tensor(other), beta=2, alpha=0.5)
+    np.testing.assert_allclose(added.numpy(), want_added.numpy())
+    with pytest.raises(RuntimeError, match="reduce argument must be either sum, mean, amax"):
+        aten._sparse_mm_reduce_impl.default(ember.tensor(dense).to_sparse_csr(),
+                                            ember.tensor(other), "prod")

@@ -1102,6 +1102,50 @@ def case_llama_attention(R, N, out):
     check(close(emb_tp.weight.grad.full_tensor(), emb_ref.weight.grad), "embedding gradient")
 
 
+@case
+def case_implicit_replication_and_local_map(R, N, out):
+    """``tensor.experimental``: plain tensors in an op with DTensors count as replicas inside
+    ``implicit_replication`` (and raise outside it); ``local_map`` runs a function written
+    for local tensors on DTensors, checking or redistributing their placements."""
+    import ember
+    from ember.distributed._tensor.experimental import implicit_replication as old_path
+    from ember.distributed.tensor import Partial, Replicate, Shard, distribute_tensor
+    from ember.distributed.tensor.experimental import implicit_replication, local_map
+
+    check(old_path is implicit_replication)
+    m = mesh1(N)
+    x, y = data(2 * N, 3), data(2 * N, 3, seed=1)
+    dx = distribute_tensor(x, m, [Shard(0)])
+    raises(RuntimeError, "got mixed torch.Tensor and DTensor", lambda: dx + y)
+    with implicit_replication():
+        s = dx + y  # y taken as replicated: each rank adds its rows of y
+        check(s.placements == (Shard(0),) and ember.allclose(s.full_tensor(), x + y))
+        noise = data(2 * N, 3, seed=2)
+        g = distribute_tensor(x.clone(), m, [Replicate()])
+        g.add_(noise)  # opacus adds noise to replicated gradients so
+        check(ember.allclose(g.to_local(), x + noise))
+    raises(RuntimeError, "got mixed torch.Tensor and DTensor", lambda: dx * y)
+
+    def scaled_rows(local, k):
+        return local * k, local.sum(0)
+
+    mapped = local_map(scaled_rows, out_placements=([Shard(0)], [Partial()]),
+                       in_placements=([Shard(0)], None))
+    a, b = mapped(dx, 2.0)
+    check(a.placements == (Shard(0),) and ember.allclose(a.full_tensor(), 2 * x))
+    check(ember.allclose(b.full_tensor(), x.sum(0)))
+    rx = distribute_tensor(x, m, [Replicate()])
+    raises(ValueError, "mismatched placements", mapped, rx, 2.0)
+    redistributing = local_map(scaled_rows, out_placements=([Shard(0)], [Replicate()]),
+                               in_placements=([Shard(0)], None), redistribute_inputs=True)
+    a2, _ = redistributing(rx, 3.0)
+    check(a2.placements == (Shard(0),) and ember.allclose(a2.full_tensor(), 3 * x))
+    plain_a, plain_b = mapped(x, 2.0)  # no DTensor: the function on the tensors as they are
+    check(type(plain_a) is ember.Tensor and ember.allclose(plain_a, 2 * x))
+    decorated = local_map(out_placements=[Shard(0)])(lambda t: t.relu())
+    check(ember.allclose(decorated(dx).full_tensor(), x.relu()))
+
+
 rank_main, runs = case_launches(__file__, "dtensor_cases", CASES)
 
 

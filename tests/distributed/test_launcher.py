@@ -486,7 +486,8 @@ w = model.module.weight.detach().clone()
 dist.all_reduce(w)
 same = torch.allclose(w / dist.get_world_size(), model.module.weight.detach())
 rank = dist.get_rank()
-pathlib.Path(sys.argv[1], f"rank{rank}.txt").write_text(f"{rank} {torch.__name__} {same}")
+pathlib.Path(sys.argv[1], f"rank{rank}.txt").write_text(
+    f"{rank} {torch.__name__}/{torch.__spec__.name} {same}")
 dist.destroy_process_group()
 """
 
@@ -499,4 +500,4 @@ def test_torchrun_command_under_as_torch(job):
                         "--nproc-per-node", "2", "train.py", str(job / "out")], 120, cwd=job)
     assert done.returncode == 0, done.stderr
     got = sorted(p.read_text() for p in (job / "out").glob("rank*.txt"))
-    assert got == ["0 ember True", "1 ember True"], (got, done.stdout, done.stderr)
+    assert got == ["0 torch/ember True", "1 torch/ember True"], (got, done.stdout, done.stderr)

@@ -126,7 +126,7 @@ _LAZY_SUBMODULES = {"functional", "quasirandom", "random", "storage", "torch_ver
                     "export", "jit", "compiler", "distributed", "multiprocessing",
                     "profiler", "amp", "special", "distributions", "fft", "func",
                     "sparse", "library", "signal", "futures", "nested", "masked",
-                    "__future__", "types"}
+                    "__future__", "types", "__config__"}
 
 #: torch.SymInt/SymFloat/SymBool: the symbolic values of an ``ember.export`` capture
 _SYM_CLASSES = frozenset(("SymInt", "SymFloat", "SymBool"))

@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from typing import Any, Literal, overload
 
+from . import __config__ as __config__
 from . import __future__ as __future__
 from . import accelerator as accelerator
 from . import amp as amp

@@ -681,10 +681,13 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """This tensor's data outside autograd: ``detach()``. Unlike PyTorch's ``.data`` it
-        shares the version counter, so a backward whose saved tensor was changed in place
-        through ``.data`` raises (PyTorch's computes with the changed value), and every
-        in-place route reaches what caches the tensor (``ember.compile``'s constants).
+        """This tensor's data outside autograd: a tensor sharing its memory (and storage)
+        with a version counter of its own, as PyTorch's ``.data``: writes through it are
+        not seen by autograd's checks of this tensor (torchdiffeq writes its Runge-Kutta
+        stages into a saved scratch tensor this way; ``detach()`` shares the counter and
+        would raise). Each write through such an alias counts in ``DATA_WRITES``, which
+        caches of a tensor's contents (``ember.compile``'s broadcast constants) compare
+        besides the tensor's own version.
         """
     @data.setter
     def data(self, value: Tensor) -> None: ...

@@ -282,3 +282,16 @@ def _tangent(t):
     if fw is None or fw._LEVEL[0] is None:
         return None
     return fw._tangent_of(t)
+
+
+def _tensor_str(self, indent: int) -> str:
+    """``torch._tensor_str._tensor_str``: the bracketed body of a tensor's repr, its rows
+    indented by ``indent`` (torch_geometric prints meshes with it)."""
+    if self._device.type == "meta":
+        return "..."
+    return tensor_str(self._host(), indent)
+
+
+def _str(self, *, tensor_contents: str | None = None) -> str:
+    """``torch._tensor_str._str``: the whole ``repr`` of a tensor."""
+    return tensor_repr(self, tensor_contents=tensor_contents)

@@ -133,7 +133,7 @@ from ._malloc import malloc_tuned, restore_malloc_defaults, tune_malloc
 tune_malloc()
 __all__ += ["tune_malloc", "restore_malloc_defaults", "malloc_tuned"]
 
-from . import cudnn, mkl, mkldnn, mps, openmp
+from . import cpu, cudnn, mkl, mkldnn, mps, openmp
 
 
 def __getattr__(name: str):

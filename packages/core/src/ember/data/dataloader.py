@@ -19,8 +19,9 @@ import multiprocessing
 import os
 import queue
 import warnings
+from collections.abc import Callable
 from sys import modules as _modules
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from . import _utils
 from ._utils import ExceptionWrapper
@@ -39,6 +40,11 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 T_co = TypeVar("T_co", covariant=True)
+# PyTorch's private aliases, which libraries import for their annotations (opacus)
+_T_co = T_co
+_T = TypeVar("_T")
+_worker_init_fn_t = Callable[[int], None]
+_collate_fn_t = Callable[[list[_T]], Any]
 
 
 class _DatasetKind:

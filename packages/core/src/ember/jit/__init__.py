@@ -549,6 +549,58 @@ def unused(fn):
     return fn
 
 
+#: ``_overload`` declarations by qualified name, ``_overload_method``'s by name and class
+_OVERLOADED_FNS: dict = {}
+_OVERLOADED_METHODS: dict = {}
+
+
+def _check_overload_body(func) -> None:
+    """PyTorch's rule: an overload declaration's body is ``pass`` or ``...`` (a docstring
+    aside)."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        source = textwrap.dedent(inspect.getsource(func))
+    except (OSError, TypeError):  # no source (built in an interpreter): nothing to check
+        return
+    tree = ast.parse(source)
+    body = tree.body[0].body if tree.body and hasattr(tree.body[0], "body") else []
+    stmts = [s for s in body if not (builtins.isinstance(s, ast.Expr)
+                                     and builtins.isinstance(s.value, ast.Constant)
+                                     and builtins.isinstance(s.value.value, str))]
+    ok = all(builtins.isinstance(s, ast.Pass) or (
+        builtins.isinstance(s, ast.Expr) and builtins.isinstance(s.value, ast.Constant)
+        and s.value.value is Ellipsis) for s in stmts)
+    if not ok:
+        raise RuntimeError("Only `pass` statement or `...` can be the body of overload "
+                           f"declaration:\n{source}")
+
+
+def _overload(func):
+    """``@torch.jit._overload``: records a typed declaration of a function that the next
+    definition of the same name implements; TorchScript compiles each declaration, eager
+    Python (and Ember, which has no TorchScript) calls the implementation."""
+    _check_overload_body(func)
+    name = f"{func.__module__}.{func.__qualname__}"
+    _OVERLOADED_FNS.setdefault(name, []).append(func)
+    return func
+
+
+def _overload_method(func):
+    """``@torch.jit._overload_method``: ``_overload`` for a method of a module class."""
+    _check_overload_body(func)
+    owner = func.__qualname__.rsplit(".", 1)[0]
+    _OVERLOADED_METHODS.setdefault(func.__name__, {}).setdefault(owner, []).append(func)
+    return func
+
+
+def _get_overloads(obj) -> list | None:
+    """The declarations ``_overload`` recorded for ``obj``'s name, or None."""
+    return _OVERLOADED_FNS.get(f"{obj.__module__}.{obj.__qualname__}")
+
+
 def export(fn):
     """``@torch.jit.export``: a no-op marker (only ``forward`` is traced)."""
     fn._torchscript_modifier = "export"

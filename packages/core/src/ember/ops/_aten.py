@@ -320,6 +320,28 @@ def _scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropou
     return ember.matmul(attn, value), attn
 
 
+def _pin_memory(self, device=None):
+    """A copy of ``self`` in page-locked host memory (``Tensor.pin_memory``)."""
+    return self.pin_memory(device) if device is not None else self.pin_memory()
+
+
+def _sparse_addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * self + alpha * (mat1 @ mat2)`` with ``mat1`` sparse (``sparse.addmm``)."""
+    return _ember().sparse.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+
+def _sparse_mm_reduce_impl(self, other, reduce):
+    """``(sparse.mm(self, other, reduce), arg_out)`` for a CSR ``self``; ``arg_out`` is
+    PyTorch's saved argmax/argmin for its own backward, which Ember's autograd does not need:
+    it is empty, as PyTorch's is when no input requires grad."""
+    ember = _ember()
+    if reduce not in ("sum", "mean", "amax", "amin", "max", "min"):
+        raise RuntimeError(f"reduce argument must be either sum, mean, amax or amin, got "
+                           f"{reduce}")
+    out = ember.sparse.mm(self, other, reduce)
+    return out, ember.empty(0, dtype=ember.int64, device=other.device)
+
+
 def _registry_fn(name: str):
     """The registry op ``name`` as Ember's public function (it dispatches, as PyTorch's ops
     do, to ``__torch_function__`` modes and subclasses: a capture records it)."""
@@ -350,7 +372,8 @@ ATEN_ONLY = {f.__name__: f for f in (
     _log_softmax, _to_copy, _unsafe_view, lift_fresh, lift_fresh_copy, copy, index,
     _local_scalar_dense, constant_pad_nd, _adaptive_avg_pool2d, stft, unique_consecutive,
     tensordot, fractional_max_pool2d, fractional_max_pool3d, alias,
-    _scaled_dot_product_flash_attention_for_cpu, _scaled_dot_product_attention_math)}
+    _scaled_dot_product_flash_attention_for_cpu, _scaled_dot_product_attention_math,
+    _pin_memory, _sparse_addmm, _sparse_mm_reduce_impl)}
 ATEN_ONLY["slice"] = slice_view
 
 
@@ -763,10 +786,15 @@ _native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias
 _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 _native_batch_norm_legit_no_training.out(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))
 _nnz(Tensor self) -> int
+_pin_memory(Tensor self, Device? device=None) -> Tensor
+_pin_memory.out<
 _scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)
 _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0., bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)
 _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 _softmax.out<
+_sparse_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_sparse_addmm.out<
+_sparse_mm_reduce_impl(Tensor self, Tensor other, str reduce) -> (Tensor, Tensor)
 _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
 _to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
 _unsafe_view(Tensor self, SymInt[] size) -> Tensor

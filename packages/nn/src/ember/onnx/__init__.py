@@ -17,8 +17,10 @@ from .export import (
     TrainingMode,
     UnsupportedOperatorError,
     export,
+    is_in_onnx_export,
 )
 
-__all__ = ["OnnxModule", "load_model", "export", "TrainingMode", "OperatorExportTypes",
+__all__ = ["OnnxModule", "load_model", "export", "is_in_onnx_export", "TrainingMode",
+           "OperatorExportTypes",
            "OnnxExporterError", "UnsupportedOperatorError"]
 __version__ = "0.1.0"

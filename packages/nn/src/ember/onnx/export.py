@@ -52,6 +52,16 @@ class OperatorExportTypes(enum.IntEnum):
     ONNX_FALLTHROUGH = 3
 
 
+#: how many ``export`` calls are running (``is_in_onnx_export``); process-wide, as PyTorch's
+_EXPORTING = [0]
+
+
+def is_in_onnx_export() -> bool:
+    """Whether an ONNX export is running: models branch on it to leave out what the graph
+    should not hold (torch_geometric's softmax and scatter take their ONNX-friendly paths)."""
+    return _EXPORTING[0] > 0
+
+
 def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=None,
            output_names=None, opset_version=None, dynamo=True, dynamic_shapes=None,
            export_params=True, keep_initializers_as_inputs=False, dynamic_axes=None,
@@ -108,6 +118,19 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     value that has it. Guards of the capture (assumptions on sizes) are not checked by the
     ONNX graph: ONNX has no assertion operator.
     """
+    _EXPORTING[0] += 1
+    try:
+        return _export(model, args, f, kwargs, verbose, input_names, output_names,
+                       opset_version, dynamo, dynamic_shapes, export_params,
+                       keep_initializers_as_inputs, dynamic_axes, training,
+                       operator_export_type, do_constant_folding)
+    finally:
+        _EXPORTING[0] -= 1
+
+
+def _export(model, args, f, kwargs, verbose, input_names, output_names, opset_version, dynamo,
+            dynamic_shapes, export_params, keep_initializers_as_inputs, dynamic_axes,
+            training, operator_export_type, do_constant_folding):
     from ember import export as ember_export
 
     onnx = _require_onnx()

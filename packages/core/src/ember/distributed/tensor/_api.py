@@ -47,6 +47,7 @@ from ..._tensor import Tensor
 from ...ops.registry import op_key
 from ..device_mesh import _CURRENT, DeviceMesh
 from . import _redistribute as _rd
+from . import experimental as _experimental
 from .placement_types import Partial, Placement, Replicate, Shard, _StridedShard
 
 __all__ = ["DTensor", "distribute_tensor", "distribute_module", "DTensorSpec"]
@@ -450,6 +451,16 @@ def _swap(obj, fn):
     return obj
 
 
+def _mixed(args, kwargs) -> bool:
+    """Whether a plain (non-DTensor) tensor is among the arguments."""
+    def plain(o):
+        if isinstance(o, Tensor):
+            return not isinstance(o, DTensor)
+        return type(o) in (list, tuple) and any(plain(x) for x in o)
+
+    return any(plain(a) for a in args) or any(plain(v) for v in kwargs.values())
+
+
 def _check_mixed(name: str, args, kwargs) -> None:
     def check(o):
         if isinstance(o, Tensor) and not isinstance(o, DTensor) and o.ndim > 0:
@@ -509,6 +520,12 @@ def _pick(obj, i: int, n: int):
 
 
 def _dispatch(func, name: str, args, kwargs):
+    if _experimental.IMPLICIT.on and _mixed(args, kwargs):
+        dtensors: list = []
+        _walk(args, dtensors)
+        _walk(list(kwargs.values()), dtensors)
+        if dtensors:  # implicit_replication(): plain tensors join as replicas
+            args, kwargs = _experimental.replicate_plain(dtensors[0]._spec.mesh, args, kwargs)
     handler = _ops.HANDLERS.get(name)
     if handler is not None:
         out = handler(func, name, args, kwargs)
