@@ -42,7 +42,7 @@ def __getattr__(name: str):
 
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("tensor", "device_mesh", "algorithms", "_functional_collectives", "checkpoint",
-                "constants", "_tensor", "rpc"):
+                "constants", "_tensor", "rpc", "nn"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
