@@ -73,6 +73,16 @@ def local_map(func=None, out_placements=None, in_placements=None, in_grad_placem
                              in_grad_placements, device_mesh, redistribute_inputs)
 
 
+def _given(specs, i: int, arg, what: str):
+    """DTensor argument ``i``'s entry of ``in_placements``/``in_grad_placements`` as a tuple
+    (None when the list is not given; PyTorch's error when its entry is None)."""
+    if specs is None:
+        return None
+    if specs[i] is None:
+        raise AssertionError(f"DTensor input {arg} expects {what} but received None!")
+    return tuple(specs[i])
+
+
 def _local_mapped(func, out_placements, in_placements, in_grad_placements, device_mesh,
                   redistribute_inputs, *args, **kwargs):
     from ....utils._pytree import tree_flatten, tree_unflatten
@@ -88,12 +98,8 @@ def _local_mapped(func, out_placements, in_placements, in_grad_placements, devic
             seen = True
             if mesh is None:
                 mesh = arg.device_mesh
-            if in_placements is not None:
-                want = in_placements[i]
-                if want is None:
-                    raise AssertionError(f"DTensor input {arg} expects placements but "
-                                         f"received {want}!")
-                want = tuple(want)
+            want = _given(in_placements, i, arg, "placements")
+            if want is not None:
                 if tuple(arg.placements) != want:
                     if not redistribute_inputs:
                         raise ValueError(f"arg {arg} in local_map has a mismatched placements: "
@@ -102,13 +108,7 @@ def _local_mapped(func, out_placements, in_placements, in_grad_placements, devic
                                          "redistribute_inputs is wanted, set "
                                          "redistribute_inputs=True to local_map.")
                     arg = arg.redistribute(placements=want)
-            grad = None
-            if in_grad_placements is not None:
-                grad = in_grad_placements[i]
-                if grad is None:
-                    raise AssertionError(f"DTensor input {arg} expects in grad placements but "
-                                         f"received {grad}!")
-                grad = tuple(grad)
+            grad = _given(in_grad_placements, i, arg, "in grad placements")
             local_args.append(arg.to_local(grad_placements=grad))
         else:
             if (in_placements is not None and not isinstance(arg, Tensor)
