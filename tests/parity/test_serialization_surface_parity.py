@@ -322,8 +322,9 @@ def test_load_endianness_matches():
 
 # -- options: skip_data, CRC-32, alignment, mmap, packages ------------------------------------
 
-def _state(lib):
-    return {"w": lib.arange(12.0).reshape(3, 4), "i": lib.arange(5, dtype=lib.int64)}
+def _state(lib):  # on the CPU (under the strict test device too): both libraries load it
+    return {"w": lib.arange(12.0, device="cpu").reshape(3, 4),
+            "i": lib.arange(5, dtype=lib.int64, device="cpu")}
 
 
 def _same_state(a, b):
@@ -382,7 +383,7 @@ def test_mmap_shared_writes_through_in_both(tmp_path):
             (ember, ember.save, functools.partial(ember.load, check_crc32=False), S),
             (torch, torch.save, torch.load, torch.serialization)):
         path = tmp_path / f"{lib.__name__}.pt"
-        save(lib.arange(4.0), path)
+        save(lib.arange(4.0, device="cpu"), path)  # a CPU storage maps the file
         with options.set_default_mmap_options(_mmap.MAP_SHARED):
             loaded = load(path, mmap=True)
             loaded[2] = 7.0
@@ -411,7 +412,7 @@ def test_a_registered_package_tags_and_places_in_both():
         S.register_package(5, tag, place)
         torch.serialization.register_package(5, tag, place)
         ours, theirs = io.BytesIO(), io.BytesIO()
-        ember.save(ember.arange(3.0), ours)
+        ember.save(ember.arange(3.0, device="cpu"), ours)  # the tagger names CPU storages
         torch.save(torch.arange(3.0), theirs)
         for buf in (ours, theirs):
             assert b"vault" in zipfile.ZipFile(io.BytesIO(buf.getvalue())).read(
