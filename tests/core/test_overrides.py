@@ -92,6 +92,27 @@ def test_a_tensor_like_that_is_not_a_tensor(kinds):
         ember.mul(a, b)
 
 
+def test_einsum_of_a_list_dispatches_with_the_operands_unpacked(kinds):
+    # torch.einsum(eq, [a, b]) calls itself as einsum(eq, a, b): the overriding type sees
+    # the operands, never the list (opt_einsum's torch backend passes a tuple)
+    seen = []
+
+    class Seen(ember.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func is ember.einsum:
+                seen.append(tuple(type(a).__name__ for a in args))
+            return super().__torch_function__(func, types, args, kwargs)
+
+    a = ember.ones(2, 3).as_subclass(Seen)
+    b = ember.ones(3, 4).as_subclass(Seen)
+    for form in ((a, b), [a, b]):
+        out = ember.einsum("ij,jk->ik", form)
+        assert type(out) is Seen and out.tolist() == [[3.0] * 4] * 2
+    assert seen == [("str", "Seen", "Seen")] * 2
+    assert ember.einsum("ij,jk->ik", [ember.ones(2, 3), b]).shape == (2, 4)
+
+
 def test_gradients_flow_through_subclasses(kinds):
     leaf = ember.tensor([1.0, 2.0], requires_grad=True)
     x = leaf.as_subclass(kinds.Plain)

@@ -97,6 +97,21 @@ def test_functions_methods_constants_and_dicts_are_recorded():
     close(got["t"], want["t"])
 
 
+def test_einsum_of_a_list_is_recorded_with_its_operands():
+    # opt_einsum's torch backend calls torch.einsum(eq, operands); torch.fx records
+    # einsum(eq, a, b), what shape propagation and einsum rewriters (opt_einsum_fx) read
+    def f(a, b):
+        return ember.einsum("ij,jk->ik", (a, b)) + ember.einsum("ij,jk->ik", [a, b])
+
+    gm = fx.symbolic_trace(f)
+    calls = [n for n in gm.graph.nodes if n.target is ember.einsum]
+    assert [tuple(str(x) for x in n.args) for n in calls] == [("ij,jk->ik", "a", "b")] * 2
+    a, b = ember.randn(2, 3), ember.randn(3, 4)
+    ShapeProp(gm).propagate(a, b)
+    assert calls[0].meta["tensor_meta"].shape == (2, 4)
+    assert ember.allclose(gm(a, b), 2 * (a @ b))
+
+
 def test_graph_structure_matches_torch_fx():
     torch = pytest.importorskip("torch")
     import torch.fx as tfx

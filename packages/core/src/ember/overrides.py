@@ -378,8 +378,11 @@ _SOURCE_LINE = [0]
 def _dispatch_state(func, body, alias) -> tuple:
     """What the check reads (``_DISPATCH_SOURCE``'s first line): the function handlers
     receive, the body to run, ``(Tensor, method name)`` for an operator dunder reported as
-    its method, and this module's state and helpers."""
-    return (func, body, alias, _STATE, _SKIP_ONE_HOP, _call_mode, _relevant_args,
+    its method, and this module's state and helpers. A function whose PyTorch counterpart
+    looks for overriding arguments its own way names that search in its attribute
+    ``_ember_relevant_args`` (``ember.einsum``: see ``ops/linalg.py``)."""
+    relevant = getattr(func, "_ember_relevant_args", _relevant_args)
+    return (func, body, alias, _STATE, _SKIP_ONE_HOP, _call_mode, relevant,
             handle_torch_function, _LINGER, _linger_call)
 
 

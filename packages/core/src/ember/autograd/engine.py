@@ -207,6 +207,11 @@ def _add_into_grad(var, grad, gd, create_graph: bool, taken: set) -> None:
     if create_graph:
         if grad._data is not gd:
             grad = grad.to(var.dtype)
+        if old is None:  # a copy, differentiable, in the leaf's layout (PyTorch's
+            # clone_obey_contract): never a view of a tensor in the graph, so detach_()
+            # and in-place updates of .grad work as in PyTorch
+            grad = grad.clone(memory_format=_mf.contiguous_format
+                              if var._data.flags.c_contiguous else _mf.preserve_format)
         var._grad = grad if old is None else old + grad
     elif old is None:
         vd = var._data

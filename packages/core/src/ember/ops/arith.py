@@ -13,6 +13,7 @@ from .. import _memory_format as _mf
 from .._device import xp_of
 from .._tensor import Tensor, _make
 from ..autograd.graph import make_node_class, result
+from ._deprecated import NO_ARG, alpha_first, beta_first, hide, value_first
 from ._factories import _fit, binary_op
 from ._inplace import make_inplace, write_out
 from ._promotion import broadcast_shape
@@ -297,8 +298,10 @@ _pow_bf16 = binary_op("pow", _pow_np_bf16, _pow_bw, saves="ab")
 
 
 @register("add", inplace=True)
-def add(input, other, *, alpha=1, out=None):
+def add(input, other, _deprecated_other=NO_ARG, *, alpha=1, out=None):
     """``input + alpha * other`` with PyTorch's promotion and broadcasting."""
+    if _deprecated_other is not NO_ARG:  # add(input, alpha, other): ops/_deprecated.py
+        other, alpha = alpha_first("add", input, other, _deprecated_other, alpha)
     try:
         if alpha.__class__ is not int or alpha != 1:
             alpha = _checked_alpha(input, other, alpha)
@@ -324,8 +327,10 @@ def _sparse_sum(input, other, alpha):
 
 
 @register("sub", inplace=True, aliases=("subtract",))
-def sub(input, other, *, alpha=1, out=None):
+def sub(input, other, _deprecated_other=NO_ARG, *, alpha=1, out=None):
     """``input - alpha * other``."""
+    if _deprecated_other is not NO_ARG:  # sub(input, alpha, other): ops/_deprecated.py
+        other, alpha = alpha_first("sub", input, other, _deprecated_other, alpha)
     if _is_bool(input) or _is_bool(other):
         raise _bool_sub_error(input, other)
     try:
@@ -600,14 +605,20 @@ def _addc_values(x, a, b, value, v, rt, divide):
 
 
 @register("addcmul", out=True, inplace=True)
-def addcmul(input, tensor1, tensor2, *, value=1):
+def addcmul(input, tensor1, tensor2, _deprecated_tensor2=NO_ARG, *, value=1):
     """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
+    if _deprecated_tensor2 is not NO_ARG:  # addcmul(input, value, t1, t2): ops/_deprecated.py
+        tensor1, tensor2, value = value_first("addcmul", input, tensor1, tensor2,
+                                              _deprecated_tensor2, value)
     return _addc(input, tensor1, tensor2, value, False)
 
 
 @register("addcdiv", out=True, inplace=True)
-def addcdiv(input, tensor1, tensor2, *, value=1):
+def addcdiv(input, tensor1, tensor2, _deprecated_tensor2=NO_ARG, *, value=1):
     """``input + value * tensor1 / tensor2`` (integer ``tensor1``/``tensor2`` are an error)."""
+    if _deprecated_tensor2 is not NO_ARG:  # addcdiv(input, value, t1, t2): ops/_deprecated.py
+        tensor1, tensor2, value = value_first("addcdiv", input, tensor1, tensor2,
+                                              _deprecated_tensor2, value)
     return _addc(input, tensor1, tensor2, value, True)
 
 
@@ -624,8 +635,12 @@ AddrBackward0 = make_node_class("AddrBackward0", _addr_bw)
 
 
 @register("addr", out=True, inplace=True)
-def addr(input, vec1, vec2, *, beta=1, alpha=1):
+def addr(input, vec1, vec2, _deprecated_vec1=NO_ARG, _deprecated_vec2=NO_ARG, *, beta=1,
+         alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)``; ``beta == 0`` ignores ``input``."""
+    if _deprecated_vec1 is not NO_ARG:  # addr(beta, input, alpha, v1, v2): ops/_deprecated.py
+        input, vec1, vec2, beta, alpha = beta_first("addr", input, vec1, vec2, _deprecated_vec1,
+                                                    _deprecated_vec2, beta, alpha)
     for label, v in (("vec1", vec1), ("vec2", vec2)):
         if v._data.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {label}, but got "
@@ -649,6 +664,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
             r = r + x * _scalar_as(beta, rt)
     r = xp_of(r).broadcast_to(r, shape).astype(rt)
     return result(r, dev, AddrBackward0, (tx, t1, t2), (t1, t2), (beta, alpha, _meta(tx)))
+
+
+hide("add", "sub", "addcmul", "addcdiv", "addr")
 
 
 # -- Python operators -------------------------------------------------------------------------

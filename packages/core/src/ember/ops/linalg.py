@@ -29,11 +29,12 @@ from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
 from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, mark_holomorphic, record
+from ._deprecated import NO_ARG, beta_first, hide
 from ._factories import public, sum_to_size
 from ._inplace import accepts_out, write_out
 from ._promotion import broadcast_shape, wrap_dim
 from ._signatures import check_binds
-from .registry import register
+from .registry import OPS, register
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "addmm", "addmv",
            "addbmm", "baddbmm", "einsum", "tensordot", "kron", "trace", "cross",
@@ -879,8 +880,12 @@ def _check_addbmm(idata, ad, bd):
 
 
 @register("addmm", out="same", inplace=True)
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+def addmm(input, mat1, mat2, _deprecated_mat1=NO_ARG, _deprecated_mat2=NO_ARG, *, beta=1,
+          alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``."""
+    if _deprecated_mat1 is not NO_ARG:  # addmm(beta, input, alpha, ...): ops/_deprecated.py
+        input, mat1, mat2, beta, alpha = beta_first(
+            "addmm", input, mat1, mat2, _deprecated_mat1, _deprecated_mat2, beta, alpha)
     if mat1.__class__ is _Sparse or mat2.__class__ is _Sparse or input.__class__ is _Sparse:
         from .. import sparse
 
@@ -889,8 +894,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 
 @register("addmv", out="same", inplace=True)
-def addmv(input, mat, vec, *, beta=1, alpha=1):
+def addmv(input, mat, vec, _deprecated_mat=NO_ARG, _deprecated_vec=NO_ARG, *, beta=1,
+          alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
+    if _deprecated_mat is not NO_ARG:  # addmv(beta, input, alpha, ...): ops/_deprecated.py
+        input, mat, vec, beta, alpha = beta_first("addmv", input, mat, vec, _deprecated_mat,
+                                                  _deprecated_vec, beta, alpha)
     return _add_product(AddmvBackward0, input, mat, vec, _check_addmv, beta, alpha)
 
 
@@ -904,18 +913,29 @@ def _no_sparse(op: str, *args) -> None:
 
 
 @register("baddbmm", out="same", inplace=True)
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+def baddbmm(input, batch1, batch2, _deprecated_batch1=NO_ARG, _deprecated_batch2=NO_ARG,
+            *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
+    if _deprecated_batch1 is not NO_ARG:  # baddbmm(beta, input, alpha, ...): ops/_deprecated.py
+        input, batch1, batch2, beta, alpha = beta_first(
+            "baddbmm", input, batch1, batch2, _deprecated_batch1, _deprecated_batch2, beta, alpha)
     _no_sparse("baddbmm", input, batch1, batch2)
     return _add_product(BaddbmmBackward0, input, batch1, batch2, _check_baddbmm, beta, alpha)
 
 
 @register("addbmm", out="same", inplace=True)
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+def addbmm(input, batch1, batch2, _deprecated_batch1=NO_ARG, _deprecated_batch2=NO_ARG,
+           *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    if _deprecated_batch1 is not NO_ARG:  # addbmm(beta, input, alpha, ...): ops/_deprecated.py
+        input, batch1, batch2, beta, alpha = beta_first(
+            "addbmm", input, batch1, batch2, _deprecated_batch1, _deprecated_batch2, beta, alpha)
     _no_sparse("addbmm", input, batch1, batch2)
     return _add_product(AddbmmBackward0, input, batch1, batch2, _check_addbmm, beta, alpha,
                         summed=True)
+
+
+hide("addmm", "addmv", "baddbmm", "addbmm")
 
 
 # -- einsum ---------------------------------------------------------------------------------
@@ -1100,6 +1120,17 @@ def _subscript(n) -> str:
                      "[0, 52)")
 
 
+def _einsum_relevant_args(args, kwargs) -> list:
+    """``einsum``'s overriding arguments as PyTorch's ``torch.einsum`` finds them: the
+    operands themselves, not the items of the one list of the old ``einsum(eq, [a, b])``
+    form (which it unpacks and dispatches again)."""
+    from ..overrides import _relevant_args
+
+    if len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], (list, tuple)):
+        return _relevant_args((), kwargs) if kwargs else []
+    return _relevant_args(args, kwargs)
+
+
 def _sublist_equation(args):
     """torch.einsum's sublist format: the equation and the operands."""
     equation = ",".join("".join(_subscript(n) for n in sub) for sub in args[1::2])
@@ -1147,7 +1178,11 @@ def einsum(equation, *operands):
         raise ValueError("einsum(): must specify the equation string and at least one operand, "
                          "or at least one operand and its subscripts list")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
+        # PyTorch's einsum calls itself with the list unpacked: a __torch_function__ type
+        # (fx's Proxy) sees einsum(eq, a, b), never the list (see _einsum_relevant_args)
+        from .. import einsum as public_einsum
+
+        return public_einsum(equation, *operands[0])
     subs, out, sizes = parse_einsum(equation, [t._data.shape for t in operands])
     check_same_device(*operands)
     first = operands[0]._data.dtype
@@ -1191,6 +1226,9 @@ def einsum(equation, *operands):
         record(EinsumBackward0, res, operands, tuple(operands), (subs, out, sizes),
                checked=checked)
     return res
+
+
+OPS["einsum"].fn._ember_relevant_args = _einsum_relevant_args
 
 
 # -- tensordot, kron, trace, cross ----------------------------------------------------------
