@@ -12,6 +12,7 @@ from .. import _dtype
 from .. import _memory_format as _mf
 from .._device import xp_of
 from .._tensor import Tensor, _make
+from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, result
 from ._deprecated import NO_ARG, alpha_first, beta_first, hide, value_first
 from ._factories import _fit, binary_op
@@ -304,9 +305,12 @@ def add(input, other, _deprecated_other=NO_ARG, *, alpha=1, out=None):
         other, alpha = alpha_first("add", input, other, _deprecated_other, alpha)
     try:
         if alpha.__class__ is not int or alpha != 1:
-            alpha = _checked_alpha(input, other, alpha)
-            # a number times alpha stays a number (a weak scalar in promotion)
-            other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+            scaled = _scaled_fast(input, other, alpha)
+            if scaled is None:
+                alpha = _checked_alpha(input, other, alpha)
+                # a number times alpha stays a number (a weak scalar in promotion)
+                scaled = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+            other = scaled
         r = _add(input, other)
     except NotImplementedError:  # a sparse operand's placeholder data refused (no cost else)
         r = _sparse_sum(input, other, alpha)
@@ -335,9 +339,12 @@ def sub(input, other, _deprecated_other=NO_ARG, *, alpha=1, out=None):
         raise _bool_sub_error(input, other)
     try:
         if alpha.__class__ is not int or alpha != 1:
-            alpha = _checked_alpha(input, other, alpha)
-            # a number times alpha stays a number (a weak scalar in promotion)
-            other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+            scaled = _scaled_fast(input, other, alpha)
+            if scaled is None:
+                alpha = _checked_alpha(input, other, alpha)
+                # a number times alpha stays a number (a weak scalar in promotion)
+                scaled = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+            other = scaled
         r = _sub(input, other)
     except NotImplementedError:  # a sparse operand (see add)
         r = _sparse_sum(input, other, -alpha)
@@ -351,6 +358,26 @@ def _bool_sub_error(a, b) -> RuntimeError:
     return RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                         "If you are trying to invert a mask, use the `~` or `logical_not()` "
                         "operator instead.")
+
+
+def _scaled_fast(input, other, alpha):
+    """``mul(other, alpha)`` for ``add``/``sub``'s ``alpha`` where both are float32 or float64
+    CPU tensors of one dtype, ``other`` C-contiguous and outside autograd, and ``alpha`` a
+    finite number in their dtype (``exp_avg.add_(grad, alpha=1 - beta1)``, per parameter per
+    step): the same array, without the checks that cannot fail there; None otherwise."""
+    if other.__class__ is not Tensor or input.__class__ is not Tensor \
+            or alpha.__class__ not in _PY_SCALARS:
+        return None
+    od = other._data
+    dt = od.dtype
+    if (dt is not _F32 and dt is not _F64) or input._data.dtype is not dt \
+            or od.__class__ is not np.ndarray or input._device is not other._device \
+            or not od.flags.c_contiguous or other.requires_grad and GRAD.enabled:
+        return None
+    a = dt.type(alpha)
+    if not math.isfinite(a):
+        return None
+    return _make(np.multiply(od, a), other._device)
 
 
 def _checked_alpha(input, other, alpha):
@@ -545,6 +572,11 @@ _ADDCDIV_INTEGER = (
 
 
 def _addc(input, tensor1, tensor2, value, divide):
+    if input.__class__ is Tensor and tensor1.__class__ is Tensor \
+            and tensor2.__class__ is Tensor and value.__class__ in _PY_SCALARS:
+        r = _addc_fast(input, tensor1, tensor2, value, divide)
+        if r is not None:
+            return r
     name = "addcdiv" if divide else "addcmul"
     for pos, (arg, t) in enumerate((("input", input), ("tensor1", tensor1),
                                      ("tensor2", tensor2)), 1):
@@ -586,6 +618,43 @@ def _addc(input, tensor1, tensor2, value, divide):
     return result(r.astype(rt, copy=False), dev, node, (tx, t1, t2), (t1, t2),
                    (value, divide, (_meta(tx), _meta(t1), _meta(t2))),
                    checked=(g2, g1 or g2 if divide else g1))
+
+
+_PY_SCALARS = (float, int)
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _addc_fast(input, tensor1, tensor2, value, divide):
+    """``_addc`` of three float32 or float64 CPU tensors of one shape (not 0-dim) and layout
+    with no gradient to record (user-written optimizers' ``addcmul_``/``addcdiv_``, per parameter
+    per step): the same values as the general path (``_addc_values``), with ~10x less
+    overhead; None where the general path must run."""
+    x, a, b = input._data, tensor1._data, tensor2._data
+    dt = x.dtype
+    if (dt is not _F64 and dt is not _F32) or a.dtype is not dt or b.dtype is not dt \
+            or x.__class__ is not np.ndarray or a.__class__ is not np.ndarray \
+            or b.__class__ is not np.ndarray or x.shape != a.shape or x.shape != b.shape \
+            or not x.ndim \
+            or input._device is not tensor1._device or input._device is not tensor2._device \
+            or not (x.flags.c_contiguous and a.flags.c_contiguous):
+        return None
+    if (input.requires_grad or tensor1.requires_grad or tensor2.requires_grad) and GRAD.enabled:
+        return None
+    v = dt.type(value)
+    if dt is _F32 and not math.isfinite(v) and math.isfinite(value):
+        return None  # the general path raises PyTorch's overflow error
+    va = np.multiply(a, v)
+    if divide:
+        np.divide(va, b, out=va)
+        r = np.add(x, va, out=va)
+    elif dt is _F32:  # fma(value * t1, t2, self), rounded once (see _addc_values)
+        w = va.astype(np.float64)
+        np.multiply(w, b, out=w)
+        r = np.add(w, x, out=w).astype(np.float32)
+    else:
+        np.multiply(va, b, out=va)
+        r = np.add(x, va, out=va)
+    return _make(r, input._device)
 
 
 def _addc_values(x, a, b, value, v, rt, divide):

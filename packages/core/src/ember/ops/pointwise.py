@@ -696,25 +696,54 @@ xlogy = register("xlogy", out=True, inplace=_parsed_inplace(xlogy, "xlogy_"))(xl
 
 def _lerp_np(start, end, weight):
     diff = end - start
+    # a number weight takes one of the two formulas (a weight tensor, elementwise)
+    low = bool(-0.5 < weight < 0.5) if not isinstance(weight, np.ndarray) \
+        and not hasattr(weight, "__cuda_array_interface__") else None
     if diff.dtype == np.float32:  # PyTorch's kernel fuses both multiply-adds: the products
         d = diff.astype(np.float64)  # are exact in float64, rounded once (its bits, tested)
-        w = weight.astype(np.float64) if isinstance(weight, np.ndarray) or hasattr(
-            weight, "__cuda_array_interface__") else np.float64(weight)
-        w1 = (np.float32(1) - weight)
-        w1 = w1.astype(np.float64) if hasattr(w1, "astype") else np.float64(w1)
+        if low is not None:
+            if low:
+                return (np.float64(weight) * d + start).astype(np.float32)
+            return (end - d * np.float64(np.float32(1) - weight)).astype(np.float32)
+        w = weight.astype(np.float64)
+        w1 = (np.float32(1) - weight).astype(np.float64)
         return xp_of(diff).where(np.abs(weight) < 0.5, (w * d + start).astype(np.float32),
                                  (end - d * w1).astype(np.float32))
     if diff.dtype == np.float64 and diff.__class__ is np.ndarray:  # fused there too (Dekker)
         from .._torch_rng import _fma64
 
-        plain = np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
         with np.errstate(invalid="ignore", over="ignore"):
-            fused = np.where(np.abs(weight) < 0.5, _fma64(weight, diff, start),
-                             _fma64(-diff, 1 - weight, end))
+            if low is None:
+                fused = np.where(np.abs(weight) < 0.5, _fma64(weight, diff, start),
+                                 _fma64(-diff, 1 - weight, end))
+            else:
+                fused = _fma64(weight, diff, start) if low else _fma64(-diff, 1 - weight, end)
+        finite = np.isfinite(fused)
+        if low is not None and finite.all():
+            return fused
         # (the split overflows at infinities and huge values: the plain result stands there)
-        return np.where(np.isfinite(fused), fused, plain)
+        plain = np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+        return np.where(finite, fused, plain)
     return xp_of(diff).where(np.abs(weight) < 0.5, start + weight * diff,
                              end - diff * (1 - weight))
+
+
+_LERP_FAST = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _lerp_fast(input, end, weight: float, dt):
+    """``lerp`` of two float32/float64 CPU tensors of one shape and layout by a number, with
+    no gradient to record: ``_lerp_np``'s values without the general path's overhead; None
+    where that path must run."""
+    s, e = input._data, end._data
+    if dt not in _LERP_FAST or e.dtype is not dt or s.__class__ is not np.ndarray \
+            or e.__class__ is not np.ndarray or s.shape != e.shape \
+            or input._device is not end._device \
+            or not (s.flags.c_contiguous and e.flags.c_contiguous):
+        return None
+    if (input.requires_grad or end.requires_grad) and GRAD.enabled:
+        return None
+    return _make(_lerp_np(s, e, _scalar_as(weight, dt)), input._device)
 
 
 def _lerp_bw(node, g):
@@ -737,6 +766,10 @@ def lerp(input, end, weight):
         raise TypeError(f"lerp(): argument 'end' (position 2) must be Tensor, not "
                         f"{type(end).__name__}")
     dt = input._data.dtype
+    if weight.__class__ is float and input.__class__ is Tensor and end.__class__ is Tensor:
+        r = _lerp_fast(input, end, weight, dt)  # EMAs and Lion's lerp_, per parameter
+        if r is not None:
+            return r
     tensor_weight = isinstance(weight, Tensor)
     for label, t in (("end", end), ("weight", weight)):
         if label == "end" or (tensor_weight and t._data.ndim):
