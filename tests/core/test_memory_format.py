@@ -112,6 +112,16 @@ def test_deepcopy_keeps_the_layout():
     assert np.array_equal(c.numpy(), y.numpy()) and c.data_ptr() != y.data_ptr()
 
 
+def test_deepcopy_of_a_non_leaf_is_pytorchs_error():
+    # torch_ema's state_dict deepcopies its shadow parameters: PyTorch's words, with the
+    # weight_norm hint
+    x = ember.ones(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match=r"graph leaves\) support the deepcopy protocol at "
+                                           r"the moment\.  If you were attempting to deepcopy "
+                                           r"a module.*weight_norm usage"):
+        copy.deepcopy(x)
+
+
 def test_is_contiguous_for_other_ranks_is_false_not_an_error():
     x = ember.randn(2, 3, 4)
     assert not x.is_contiguous(memory_format=CL)
