@@ -134,3 +134,58 @@ def test_in_place_forms_and_what_stays_on_the_general_path():
     assert w.grad.tolist() == [0.5, 0.5, 0.5]
     t = ember.ones(2, 2).t()  # not C-contiguous: PyTorch's layout, from the general path
     assert ember.lerp(t, ember.zeros(2, 2).t(), 0.5).stride() == (1, 2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_"])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_in_place_fast_path_is_the_general_path(dtype, op, data):
+    from ember.ops import _inplace
+
+    x, y = data.draw(arrays(dtype)), data.draw(arrays(dtype))
+    scalar = data.draw(st.one_of(SCALARS, st.integers(-2 ** 63, 2 ** 64 - 1)))
+    for other in (ember.from_numpy(y.copy()), scalar):
+        fast = getattr(ember.from_numpy(x.copy()), op)(other)
+        real = _inplace._fast_inplace
+        _inplace._fast_inplace = lambda *a: False
+        try:
+            slow = getattr(ember.from_numpy(x.copy()), op)(other)
+        finally:
+            _inplace._fast_inplace = real
+        _same_bits(fast.numpy(), slow.numpy())
+
+
+def test_in_place_fast_path_keeps_pytorchs_rules():
+    from ember.ops import _inplace
+
+    calls = []
+    real = _inplace._fast_inplace
+
+    def spy(*args):
+        calls.append(real(*args))
+        return calls[-1]
+
+    _inplace._fast_inplace = spy
+    try:
+        p = ember.ones(4, device="cpu")
+        v0 = p._version
+        p.mul_(0.5).add_(p).div_(2).sub_(ember.ones(4, device="cpu"))
+        assert p.tolist() == [-0.5] * 4 and p._version == v0 + 4
+        assert calls == [True] * 4
+        calls.clear()
+        w = ember.ones(3, requires_grad=True, device="cpu")
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            w.mul_(2)
+        with ember.no_grad():
+            w.mul_(2)  # an optimizer's update: fast
+        assert w.tolist() == [2.0] * 3 and w.requires_grad
+        base = ember.arange(6.0, device="cpu")
+        with pytest.raises(RuntimeError, match="unsupported operation"):
+            base[1:].add_(base[:-1])  # partial overlap: PyTorch's error, the general path
+        ember.ones(3, device="cpu").mul_(True)  # a bool: the general path
+        with pytest.raises(OverflowError):
+            ember.ones(2, device="cpu").mul_(2 ** 70)
+        assert calls == [False, True, False, False, False]
+    finally:
+        _inplace._fast_inplace = real

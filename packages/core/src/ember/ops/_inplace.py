@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._format import shape_str
 from .._meta import MetaArray
+from .._native import ufunc as _native_ufunc
 from .._sparse_tensor import SparseTensor
 from .._tensor import Tensor, _make
 from .._warn import user_stacklevel
@@ -174,8 +175,12 @@ def make_inplace(fn, name: str):
     renames = method_aliases(fn)
     positions = method_positions(fn) if renames else {}
     overlap_checked = name in _OVERLAP_CHECKED
+    fast = _FAST_UFUNCS.get(name)
 
     def inplace(self, *args, **kwargs):
+        if fast is not None and not kwargs and len(args) == 1 and self.__class__ is Tensor \
+                and _fast_inplace(self, args[0], fast):
+            return self
         if kwargs and renames:  # PyTorch's NumPy keyword names: t.cumsum_(axis=0)
             kwargs = _renamed(kwargs, renames, name, len(args), positions)
         if overlap_checked:  # (inline: a call costs as much as the check)
@@ -202,6 +207,47 @@ def make_inplace(fn, name: str):
     if renames:
         inplace._ember_aliases = renames
     return inplace
+
+
+#: the in-place ops whose common call (``p.mul_(0.9)``, ``m.add_(g)``) writes into ``self``
+#: with the ufunc itself (``_fast_inplace``)
+_FAST_UFUNCS = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.divide}
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _fast_inplace(self: Tensor, other, ufunc) -> bool:
+    """``self.<op>_(other)`` written straight into ``self``'s array where that gives the
+    general path's result (the out-of-place op, then copied in): a float32/float64 CPU tensor
+    in a writable C-contiguous array, ``other`` a Python number or a tensor of its dtype,
+    device and shape that is not another view of the same memory, and no gradient, forward
+    gradient or mode to record. What hand-written optimizers run per parameter per step:
+    ~0.5 us instead of ~2 us. False, with nothing written, where the general path must run."""
+    sd = self._data
+    dt = sd.dtype
+    if (dt is not _F32 and dt is not _F64) or sd.__class__ is not np.ndarray:
+        return False
+    cls = other.__class__
+    if cls is Tensor:
+        od = other._data
+        if od.dtype is not dt or od.__class__ is not np.ndarray or od.shape != sd.shape \
+                or other._device is not self._device \
+                or od is not sd and (od.base is not None or sd.base is not None):
+            return False
+        if other.requires_grad and GRAD.enabled:
+            return False
+        x = od
+    elif cls is float or cls is int and -2 ** 63 <= other < 2 ** 64:  # (PyTorch refuses
+        x = other  # a larger int: the general path raises its error)
+    else:
+        return False
+    flags = sd.flags
+    if not (flags.c_contiguous and flags.writeable) or self.requires_grad and GRAD.enabled \
+            or _fw_graph._FW_HOOK is not None:
+        return False
+    if _native_ufunc(ufunc, sd, x, sd) is None:
+        ufunc(sd, x, out=sd)
+    self._bump_version()
+    return True
 
 
 def _renamed(kwargs: dict, renames: dict, name: str, nargs: int, positions: dict) -> dict:
