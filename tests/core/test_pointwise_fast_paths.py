@@ -189,3 +189,14 @@ def test_in_place_fast_path_keeps_pytorchs_rules():
         assert calls == [False, True, False, False, False]
     finally:
         _inplace._fast_inplace = real
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_alpha_fast_path_on_big_operands_is_the_general_path(dtype):
+    # big operands are scaled on the intra-op pool (ember._native.ufunc), as mul's are
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((2, 1 << 20)).astype(dtype)
+    fast = ember.add(ember.from_numpy(x), ember.from_numpy(y), alpha=0.3).numpy()
+    slow = ember.add(ember.from_numpy(x), ember.from_numpy(y).requires_grad_(),
+                     alpha=0.3).detach().numpy()
+    _same_bits(fast, slow)

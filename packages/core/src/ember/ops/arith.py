@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native
 from .. import _memory_format as _mf
 from .._device import xp_of
 from .._tensor import Tensor, _make
@@ -377,7 +377,8 @@ def _scaled_fast(input, other, alpha):
     a = dt.type(alpha)
     if not math.isfinite(a):
         return None
-    return _make(np.multiply(od, a), other._device)
+    r = _native.ufunc(np.multiply, od, float(a))  # big operands on the pool, as mul's
+    return _make(np.multiply(od, a) if r is None else r, other._device)
 
 
 def _checked_alpha(input, other, alpha):
