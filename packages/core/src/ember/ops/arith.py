@@ -12,11 +12,10 @@ from .. import _dtype, _native
 from .. import _memory_format as _mf
 from .._device import xp_of
 from .._tensor import Tensor, _make
-from ..autograd.grad_mode import GRAD
 from ..autograd.graph import make_node_class, result
 from ._deprecated import NO_ARG, alpha_first, beta_first, hide, value_first
-from ._factories import _fit, binary_op
-from ._inplace import make_inplace, write_out
+from ._factories import _F32, _F64, _fit, binary_op
+from ._inplace import fast_floats, make_inplace, write_out
 from ._promotion import broadcast_shape
 from ._signatures import check_binds
 from .pointwise import _broadcast_all, _meta, _operator, _prepare, _scalar_as, register_operator
@@ -199,14 +198,13 @@ def _inverse_square(x, out=None):
 # NumPy's per-element pow() (100x slower: GELU's tanh approximation computes x ** 3)
 _POW_SCALAR = {2: np.square, 3: _cube, 0.5: np.sqrt, -0.5: _rsqrt, -1: np.reciprocal,
                -2: _inverse_square}
-_F32_NP, _F64_NP = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def pow_scalar_out(x, exponent, out=None):
     """A float array ``x`` to a Python number's power, as eager ``pow`` computes it (a CPU
     float32/float64 array takes PyTorch's products for 2, 3, -1, -2 and roots for 0.5, -0.5;
     anything else ``numpy.power``); ``ember.compile``'s lowering calls it too."""
-    if type(x) is np.ndarray and (x.dtype is _F32_NP or x.dtype is _F64_NP):
+    if type(x) is np.ndarray and (x.dtype is _F32 or x.dtype is _F64):
         fast = _POW_SCALAR.get(exponent)
         if fast is not None:
             return fast(x, out=out)
@@ -362,21 +360,19 @@ def _bool_sub_error(a, b) -> RuntimeError:
 
 def _scaled_fast(input, other, alpha):
     """``mul(other, alpha)`` for ``add``/``sub``'s ``alpha`` where both are float32 or float64
-    CPU tensors of one dtype, ``other`` C-contiguous and outside autograd, and ``alpha`` a
-    finite number in their dtype (``exp_avg.add_(grad, alpha=1 - beta1)``, per parameter per
-    step): the same array, without the checks that cannot fail there; None otherwise."""
-    if other.__class__ is not Tensor or input.__class__ is not Tensor \
-            or alpha.__class__ not in _PY_SCALARS:
+    CPU tensors of one dtype, ``other`` C-contiguous, neither recording (``fast_floats``), and
+    ``alpha`` a finite number in their dtype (``exp_avg.add_(grad, alpha=1 - beta1)``, per
+    parameter per step): the same array, without the checks that cannot fail there; None
+    otherwise."""
+    if alpha.__class__ not in _PY_SCALARS:
         return None
-    od = other._data
-    dt = od.dtype
-    if (dt is not _F32 and dt is not _F64) or input._data.dtype is not dt \
-            or od.__class__ is not np.ndarray or input._device is not other._device \
-            or not od.flags.c_contiguous or other.requires_grad and GRAD.enabled:
+    dt = fast_floats(other, input)
+    if dt is None or not other._data.flags.c_contiguous:
         return None
     a = dt.type(alpha)
     if not math.isfinite(a):
         return None
+    od = other._data
     r = _native.ufunc(np.multiply, od, float(a))  # big operands on the pool, as mul's
     return _make(np.multiply(od, a) if r is None else r, other._device)
 
@@ -622,40 +618,24 @@ def _addc(input, tensor1, tensor2, value, divide):
 
 
 _PY_SCALARS = (float, int)
-_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def _addc_fast(input, tensor1, tensor2, value, divide):
     """``_addc`` of three float32 or float64 CPU tensors of one shape (not 0-dim) and layout
     with no gradient to record (user-written optimizers' ``addcmul_``/``addcdiv_``, per parameter
-    per step): the same values as the general path (``_addc_values``), with ~10x less
-    overhead; None where the general path must run."""
-    x, a, b = input._data, tensor1._data, tensor2._data
-    dt = x.dtype
-    if (dt is not _F64 and dt is not _F32) or a.dtype is not dt or b.dtype is not dt \
-            or x.__class__ is not np.ndarray or a.__class__ is not np.ndarray \
-            or b.__class__ is not np.ndarray or x.shape != a.shape or x.shape != b.shape \
-            or not x.ndim \
-            or input._device is not tensor1._device or input._device is not tensor2._device \
-            or not (x.flags.c_contiguous and a.flags.c_contiguous):
+    per step): ``_addc_values``, as the general path, with ~10x less overhead; None where the
+    general path must run."""
+    dt = fast_floats(input, tensor1, tensor2)
+    if dt is None:
         return None
-    if (input.requires_grad or tensor1.requires_grad or tensor2.requires_grad) and GRAD.enabled:
+    x, a, b = input._data, tensor1._data, tensor2._data
+    if x.shape != a.shape or x.shape != b.shape or not x.ndim \
+            or not (x.flags.c_contiguous and a.flags.c_contiguous):
         return None
     v = dt.type(value)
     if dt is _F32 and not math.isfinite(v) and math.isfinite(value):
         return None  # the general path raises PyTorch's overflow error
-    va = np.multiply(a, v)
-    if divide:
-        np.divide(va, b, out=va)
-        r = np.add(x, va, out=va)
-    elif dt is _F32:  # fma(value * t1, t2, self), rounded once (see _addc_values)
-        w = va.astype(np.float64)
-        np.multiply(w, b, out=w)
-        r = np.add(w, x, out=w).astype(np.float32)
-    else:
-        np.multiply(va, b, out=va)
-        r = np.add(x, va, out=va)
-    return _make(r, input._device)
+    return _make(_addc_values(x, a, b, value, v, dt, divide), input._device)
 
 
 def _addc_values(x, a, b, value, v, rt, divide):

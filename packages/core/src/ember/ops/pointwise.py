@@ -32,7 +32,14 @@ from ..autograd.graph import make_node_class, record, result
 from . import _special
 from ._casts import cast_to
 from ._factories import _fit, _ndarray_operand, binary_op, public, unary_op
-from ._inplace import SHARED_WRITE, make_inplace, shared_alias, shares_elements, writable
+from ._inplace import (
+    SHARED_WRITE,
+    fast_floats,
+    make_inplace,
+    shared_alias,
+    shares_elements,
+    writable,
+)
 from ._promotion import _OPERANDS, _dtype_category, broadcast_shape, check_int_scalar
 from ._signatures import SIGNATURES, check_binds, refuse_input
 from ._special import TWO_OVER_SQRT_PI, in_float64
@@ -728,20 +735,15 @@ def _lerp_np(start, end, weight):
                              end - diff * (1 - weight))
 
 
-_LERP_FAST = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _lerp_fast(input, end, weight: float, dt):
+def _lerp_fast(input, end, weight: float):
     """``lerp`` of two float32/float64 CPU tensors of one shape and layout by a number, with
-    no gradient to record: ``_lerp_np``'s values without the general path's overhead; None
-    where that path must run."""
-    s, e = input._data, end._data
-    if dt not in _LERP_FAST or e.dtype is not dt or s.__class__ is not np.ndarray \
-            or e.__class__ is not np.ndarray or s.shape != e.shape \
-            or input._device is not end._device \
-            or not (s.flags.c_contiguous and e.flags.c_contiguous):
+    no gradient to record (``fast_floats``): ``_lerp_np``'s values without the general path's
+    overhead; None where that path must run."""
+    dt = fast_floats(input, end)
+    if dt is None:
         return None
-    if (input.requires_grad or end.requires_grad) and GRAD.enabled:
+    s, e = input._data, end._data
+    if s.shape != e.shape or not (s.flags.c_contiguous and e.flags.c_contiguous):
         return None
     return _make(_lerp_np(s, e, _scalar_as(weight, dt)), input._device)
 
@@ -765,11 +767,11 @@ def lerp(input, end, weight):
     if not isinstance(end, Tensor):
         raise TypeError(f"lerp(): argument 'end' (position 2) must be Tensor, not "
                         f"{type(end).__name__}")
-    dt = input._data.dtype
-    if weight.__class__ is float and input.__class__ is Tensor and end.__class__ is Tensor:
-        r = _lerp_fast(input, end, weight, dt)  # EMAs and Lion's lerp_, per parameter
+    if weight.__class__ is float:
+        r = _lerp_fast(input, end, weight)  # EMAs and Lion's lerp_, per parameter
         if r is not None:
             return r
+    dt = input._data.dtype
     tensor_weight = isinstance(weight, Tensor)
     for label, t in (("end", end), ("weight", weight)):
         if label == "end" or (tensor_weight and t._data.ndim):
