@@ -370,7 +370,10 @@ def test_errors():
         _ = aten.add.default
     with pytest.raises(RuntimeError, match="Expected a value of type 'Tensor' for argument "
                                            "'other'"):
-        aten.add.Tensor(ember.ones(2), 1)
+        aten.eq.Tensor(ember.ones(2), 1)
+    # (PyTorch takes a number for a Tensor in add/sub/mul/div/true_divide/floor_divide only)
+    assert aten.add.Tensor(ember.ones(2), 1).tolist() == [2.0, 2.0]
+    assert aten.mul_.Tensor(ember.ones(2), 3).tolist() == [3.0, 3.0]
     with pytest.raises(RuntimeError, match="missing value for argument 'mat2'"):
         aten.mm.default(ember.ones(2, 2))
     # a schema argument that Ember's function lacks: accepted at its default, else refused

@@ -581,6 +581,22 @@ class AtenSchema(FunctionSchema):
     def __str__(self) -> str:
         return self.text or super().__str__()
 
+    def _convert(self, a, value, position: int):
+        t = a.type
+        if t.base == "Tensor" and not t.is_list and value.__class__ in _NUMBERS \
+                and self.name in NUMBER_AS_TENSOR:
+            return value  # PyTorch wraps the number (``add.Tensor(x, 2)``); Ember's op takes
+        return super()._convert(a, value, position)  # it as it is
+
+
+_NUMBERS = (bool, int, float, complex)
+#: the ATen ops whose overloads take a Python number for a Tensor argument (PyTorch's
+#: ``should_allow_numbers_as_tensors``: ``aten.add.Tensor(x, 2)`` runs, ``aten.eq.Tensor(x,
+#: 2)`` is refused), and whose Python bindings have no Scalar overload (``x + 1`` dispatches
+#: ``add.Tensor``)
+NUMBER_AS_TENSOR = frozenset(f"aten::{n}{suffix}" for n in (
+    "add", "sub", "mul", "div", "true_divide", "floor_divide") for suffix in ("", "_"))
+
 
 class AtenOp:
     """One overload of an ATen op: what ``ember._library.ops.OpOverload`` and
@@ -595,7 +611,7 @@ class AtenOp:
         schema = parse_schema(text[len("aten::"):])
         schema.__class__ = AtenSchema
         schema.text = text
-        schema.qualname = f"aten::{name}"
+        schema.qualname = schema.name = f"aten::{name}"  # (PyTorch's ``_schema.name``)
         for a in schema.arguments:
             if a.type.base == "ScalarType" and a.default.__class__ is int:  # ``dtype=4``
                 a.default = getattr(_ember(), _SCALAR_TYPES[a.default])
