@@ -335,3 +335,163 @@ def test_dispatch_matches_pytorch():
     ours = _trace(ember, Log, _SAME_AS_TORCH)
     theirs = _trace(torch, _logging_mode(TorchMode, torch), _SAME_AS_TORCH)
     assert ours == theirs
+
+
+# -- Tensor subclasses with __torch_dispatch__ ---------------------------------------------------
+
+def _logging_tensor(t):
+    """PyTorch's classic wrapper subclass, written against library ``t``."""
+    from ember.utils._pytree import tree_map
+
+    log = []
+
+    class LoggingTensor(t.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            return t.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(),
+                                                   dtype=elem.dtype, device=elem.device)
+
+        def __init__(self, elem):
+            self.elem = elem
+
+        __torch_function__ = t._C._disabled_torch_function_impl
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            log.append(str(func))
+
+            def unwrap(e):
+                return e.elem if isinstance(e, LoggingTensor) else e
+
+            def wrap(e):
+                return LoggingTensor(e) if isinstance(e, t.Tensor) else e
+
+            return tree_map(wrap, func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {})))
+
+    return LoggingTensor, log
+
+
+_SUBCLASS_PROGRAMS = [
+    "F.linear(x, w)", "F.linear(x, w, b)", "(x * 2).relu().sum(0)", "x + y", "y - x",
+    "x[0]", "x[:, 1:]", "x.t()", "x.view(6)", "x.double()", "x.float()",
+    "torch.cat([x, x])", "x.max(1)", "x.sum().item()", "bool(x[0, 1] > 0)", "x.exp().mean()"]
+
+
+def _subclass_trace(t, programs):
+    out = {}
+    for p in programs:
+        LoggingTensor, log = _logging_tensor(t)
+        t.manual_seed(0)
+        x = LoggingTensor(t.arange(6.0).reshape(2, 3))
+        env = {"torch": t, "F": t.nn.functional, "x": x, "y": t.ones(2, 3),
+               "w": t.randn(4, 3), "b": t.randn(4)}
+        r = eval(p, env)
+        r = r[0] if isinstance(r, tuple) else r
+        value = r.elem.tolist() if isinstance(r, LoggingTensor) else r
+        out[p] = (log, type(r).__name__, value)
+    return out
+
+
+def test_wrapper_subclass_dispatch_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    ours = _subclass_trace(ember, _SUBCLASS_PROGRAMS)
+    theirs = _subclass_trace(torch, _SUBCLASS_PROGRAMS)
+    for p in _SUBCLASS_PROGRAMS:
+        assert ours[p][:2] == theirs[p][:2], p
+        np.testing.assert_allclose(ours[p][2], theirs[p][2], rtol=1e-6, err_msg=p)
+
+
+def test_wrapper_subclass_metadata_values_and_errors():
+    LoggingTensor, log = _logging_tensor(ember)
+    inner = ember.arange(6.0, device="cpu").reshape(2, 3).t()
+    x = LoggingTensor(inner)
+    assert x.shape == (3, 2) and x.stride() == (1, 3) and not x.is_contiguous()
+    assert x.dtype == ember.float32 and x.device == inner.device and x.dim() == 2
+    assert repr(x) == (f"LoggingTensor(size=(3, 2), dtype=ember.float32, "
+                       f"device={str(inner.device)!r})")
+    y = (x + 1).contiguous()
+    assert isinstance(y, LoggingTensor) and y.is_contiguous()
+    np.testing.assert_array_equal(y.elem.numpy(), inner.numpy() + 1)
+    assert log == ["aten.add.Tensor", "aten.clone.default"]
+    assert x.sum().item() == 15.0 and log[-1] == "aten._local_scalar_dense.default"
+    with pytest.raises(RuntimeError, match="doesn't have storage"):
+        x.tolist()
+    with pytest.raises(RuntimeError, match="doesn't have storage"):
+        x.numpy()
+    with pytest.raises(RuntimeError, match="doesn't have storage"):
+        np.asarray(x)
+    # a kernel computing with the placeholder (an Ember function with no ATen op that
+    # reads the array itself): an error naming what computed, never zeros
+    with pytest.raises(RuntimeError, match="placeholder data of a wrapper subclass"):
+        np.exp(x._data)
+    with pytest.raises(RuntimeError, match="through sum"):
+        np.sum(x._data)
+    # a composite written with Ember ops reaches the subclass through them
+    log.clear()
+    r = ember.nn.functional.cross_entropy(x, ember.tensor([0, 1, 0], device="cpu"),
+                                          label_smoothing=0.1)
+    assert isinstance(r, LoggingTensor) and log[:2] == ["aten._log_softmax.default",
+                                                        "aten.nll_loss.default"]
+    ref = ember.nn.functional.cross_entropy(inner, ember.tensor([0, 1, 0], device="cpu"),
+                                            label_smoothing=0.1)
+    np.testing.assert_allclose(r.elem.item(), ref.item(), rtol=1e-6)
+
+
+def test_modes_see_the_call_before_the_subclass():
+    LoggingTensor, log = _logging_tensor(ember)
+    x = LoggingTensor(ember.ones(2))
+    with Log() as mode:
+        y = x * 3
+    assert mode.calls == ["aten.mul.Tensor(T(2,), 3)"] and log == ["aten.mul.Tensor"]
+    assert isinstance(y, LoggingTensor) and y.elem.tolist() == [3.0, 3.0]
+
+
+def test_plain_subclass_with_torch_dispatch_gets_its_class_back():
+    from ember.utils._pytree import tree_map
+
+    calls = []
+
+    class Tagged(ember.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            calls.append(str(func))
+
+            def unwrap(t):
+                return t.as_subclass(ember.Tensor) if isinstance(t, Tagged) else t
+
+            return func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {}))
+
+    t = ember.ones(2).as_subclass(Tagged)
+    r = t + 1
+    assert type(r) is Tagged and calls == ["aten.add.Tensor"]  # (Tensor's __torch_function__
+    assert r.as_subclass(ember.Tensor).tolist() == [2.0, 2.0]  # converts, as PyTorch's)
+
+
+def test_flatten_helpers():
+    from ember.utils._python_dispatch import is_traceable_wrapper_subclass, transform_subclass
+
+    class Pair(ember.Tensor):
+        @staticmethod
+        def __new__(cls, a, b):
+            return ember.Tensor._make_wrapper_subclass(cls, a.shape, dtype=a.dtype)
+
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+        def __tensor_flatten__(self):
+            return ["a", "b"], None
+
+        @staticmethod
+        def __tensor_unflatten__(inner, ctx, size, stride):
+            return Pair(inner["a"], inner["b"])
+
+        __torch_function__ = ember._C._disabled_torch_function_impl
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            raise AssertionError("not reached")
+
+    p = Pair(ember.ones(2), ember.zeros(2))
+    assert is_traceable_wrapper_subclass(p) and not is_traceable_wrapper_subclass(ember.ones(1))
+    q = transform_subclass(p, lambda name, t: t + (1 if name == "a" else 2))
+    assert type(q) is Pair and q.a.tolist() == [2.0, 2.0] and q.b.tolist() == [2.0, 2.0]

@@ -9,6 +9,7 @@ attached by the op registry (``ember.ops``), so each op is defined once.
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -41,6 +42,53 @@ def _make(data, device):
     t.requires_grad = False
     t.grad_fn = None
     return t
+
+
+class _WrapperPlaceholder(np.ndarray):
+    """The array of a wrapper subclass (``Tensor._make_wrapper_subclass``): zeros never
+    computed with, marked so that reading values (``item``, ``tolist``, ``numpy``) goes to
+    the subclass's ``__torch_dispatch__`` or raises PyTorch's error, and so that a kernel
+    computing with it (an Ember function with no ATen op to dispatch) raises instead of
+    giving zeros. ``_python_dispatch``'s probes of a call's result metadata may compute."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _check_probe(ufunc)
+        inputs = tuple(i.view(np.ndarray) if isinstance(i, _WrapperPlaceholder) else i
+                       for i in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        _check_probe(func)
+        return super().__array_function__(func, types, args, kwargs)
+
+
+class _Probe(threading.local):
+    on = False
+
+
+#: set while ``ember.utils._python_dispatch`` probes what a call would return
+PLACEHOLDER_PROBE = _Probe()
+
+
+def _check_probe(what) -> None:
+    if not PLACEHOLDER_PROBE.on:
+        raise RuntimeError(
+            f"an Ember kernel computed with the placeholder data of a wrapper subclass "
+            f"(Tensor._make_wrapper_subclass) through {getattr(what, '__name__', what)}: the "
+            "Ember function called has no ATen op to hand to the subclass's "
+            "__torch_dispatch__ (see ember.utils._python_dispatch)")
+
+
+_NO_STORAGE = RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+
+def _wrapper_item(t):
+    """``item()`` of a wrapper subclass: PyTorch's ``aten._local_scalar_dense``, handed to
+    its ``__torch_dispatch__``."""
+    from .ops import aten
+    from .utils._python_dispatch import _call_handler
+
+    return _call_handler(aten._local_scalar_dense.default, (t,), {})
 
 
 def _as_cls(result, cls):
@@ -121,8 +169,10 @@ class Tensor:
                             "from Tensor is not possible. Make sure your class inherits from "
                             "Tensor.")
         from .ops.views import alias
+        from .overrides import DisableTorchFunctionSubclass
 
-        out = alias(self)
+        with DisableTorchFunctionSubclass():  # (PyTorch's as_subclass dispatches nothing: a
+            out = alias(self)  # __torch_dispatch__ that unwraps with it must not recurse)
         if cls is not Tensor:
             out.__class__ = cls
         return out
@@ -139,6 +189,41 @@ class Tensor:
         if vc is None:
             vc = data._vc = [0]
         t._vc = vc
+        return t
+
+    @staticmethod
+    def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None,
+                               memory_format=None, dtype=None, layout=None, device=None,
+                               pin_memory=False, requires_grad=False,
+                               dispatch_sizes_strides_policy=None, dispatch_device=False,
+                               dispatch_layout=False, _extra_dispatch_keys=None,
+                               storage_size=None):
+        """A ``cls`` instance with the given metadata and no data of its own, for a subclass
+        whose ``__torch_dispatch__`` computes with tensors it wraps (PyTorch's wrapper
+        subclasses): its ops go to ``cls.__torch_dispatch__`` as ATen overloads
+        (``ember.utils._python_dispatch``). Its placeholder array is all zeros, allocated
+        lazily by the OS (untouched pages cost nothing), read-only and never computed with.
+        ``dispatch_sizes_strides_policy`` and the other dispatch-key options are accepted and
+        have no effect: sizes and strides are the ones given."""
+        from ._device import resolve_device
+
+        shape = tuple(int(n) for n in size)
+        dt = (dtype or _dtype.get_default_dtype()).np
+        if strides is None:
+            strides = _contiguous_strides(shape)
+        strides = tuple(int(st) for st in strides)
+        offset = int(storage_offset or 0)
+        extent = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) if all(shape) else 0
+        buf = np.zeros(max(offset + extent, int(storage_size or 0), 1), dt)
+        arr = np.lib.stride_tricks.as_strided(buf[offset:], shape,
+                                              tuple(st * dt.itemsize for st in strides))
+        arr = arr.view(_WrapperPlaceholder)
+        arr.flags.writeable = False
+        t = _new(cls)
+        t._data = arr
+        t._device = resolve_device(device)
+        t.requires_grad = bool(requires_grad)
+        t.grad_fn = None
         return t
 
     # -- metadata -----------------------------------------------------------------------
@@ -620,6 +705,8 @@ class Tensor:
         if grad_error:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._data.__class__ is _WrapperPlaceholder:
+            raise _NO_STORAGE
         return self._data
 
     def _host(self) -> np.ndarray:
@@ -628,6 +715,8 @@ class Tensor:
         return backend_of(self._device).to_host(self._data)
 
     def item(self):
+        if self._data.__class__ is _WrapperPlaceholder:
+            return _wrapper_item(self)
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
@@ -636,6 +725,8 @@ class Tensor:
         return self._host().item() if self._data.ndim else self._host()[()].item()
 
     def tolist(self):
+        if self._data.__class__ is _WrapperPlaceholder:
+            raise _NO_STORAGE
         return self._host().tolist()
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -659,6 +750,8 @@ class Tensor:
                                "tensor.detach().numpy() instead.")
         if self._data.dtype in _NO_NUMPY:
             raise _no_numpy_bfloat16(self._data.dtype)
+        if self._data.__class__ is _WrapperPlaceholder:
+            raise _NO_STORAGE
         arr = self._data if self._device.type == "cpu" else self.numpy()
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
@@ -688,6 +781,8 @@ class Tensor:
                                " is ambiguous")
         if self._device.type == "meta":
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        if self._data.__class__ is _WrapperPlaceholder:
+            return bool(_wrapper_item(self))
         return bool(self._host().reshape(()))
 
     def _python_scalar(self):
@@ -944,6 +1039,9 @@ class Tensor:
         return resize_view(self, tuple(tensor._data.shape))
 
     def __repr__(self) -> str:
+        if self._data.__class__ is _WrapperPlaceholder:  # no values of its own to show
+            return (f"{type(self).__name__}(size={tuple(self._data.shape)}, dtype={self.dtype}, "
+                    f"device={str(self._device)!r})")
         from ._tensor_str import tensor_repr
 
         return tensor_repr(self)

@@ -140,13 +140,28 @@ class DisableTorchFunction(_Disabling):
 
 
 def _overrides(tp) -> bool:
-    """Whether instances of ``tp`` take part in dispatch (a Tensor itself does not)."""
+    """Whether instances of ``tp`` take part in dispatch (a Tensor itself does not): it
+    overrides ``__torch_function__``, or it is a Tensor subclass with a
+    ``__torch_dispatch__`` (``ember.utils._python_dispatch``)."""
     impl = getattr(tp, "__torch_function__", None)
     if impl is None:
         return False
     func = getattr(impl, "__func__", impl)
-    return func is not _run_undispatched and func is not _disabled_torch_function_impl \
-        and tp is not Tensor
+    return (func is not _run_undispatched and func is not _disabled_torch_function_impl
+            or getattr(tp, "__torch_dispatch__", None) is not None) and tp is not Tensor
+
+
+def _dispatch_only(tp) -> bool:
+    """Whether ``tp`` takes part through ``__torch_dispatch__`` alone: its
+    ``__torch_function__`` is disabled or Tensor's default (which would run the op)."""
+    if getattr(tp, "__torch_dispatch__", None) is None:
+        return False
+    func = getattr(tp.__torch_function__, "__func__", tp.__torch_function__)
+    return func is _run_undispatched or func is _disabled_torch_function_impl \
+        or func is _TENSOR_TORCH_FUNCTION
+
+
+_TENSOR_TORCH_FUNCTION = Tensor.__torch_function__.__func__
 
 
 def _is_relevant(x) -> bool:
@@ -225,6 +240,15 @@ def handle_torch_function(public_api: Callable, relevant_args, *args, **kwargs):
         return _call_mode(public_api, args, kwargs)
     types = _dispatch_types([a for a in relevant_args if _is_relevant(a)])
     for tp in types:
+        if _dispatch_only(tp):  # its ops go to the __torch_dispatch__ of the subclasses
+            from .utils._python_dispatch import dispatch_subclasses
+
+            result = dispatch_subclasses(public_api, args, kwargs)
+            if getattr(tp.__torch_function__, "__func__", None) is _TENSOR_TORCH_FUNCTION:
+                from ._tensor import _as_cls  # Tensor's default converts results, as in
+
+                result = _as_cls(result, tp)  # PyTorch
+            return result
         result = tp.__torch_function__(public_api, tuple(types), args, kwargs)
         if result is not NotImplemented:
             return result

@@ -52,8 +52,21 @@ bound to the schema. Consequences, where Ember differs from PyTorch:
   and ``requires_grad_`` are not dispatched, as in PyTorch; neither are ``item`` (PyTorch's
   ``_local_scalar_dense``), ``ember.tensor``'s ``lift_fresh`` nor ``norm`` as
   ``linalg_vector_norm`` (here ``aten.norm.Scalar``).
-* Tensor subclasses with their own ``__torch_dispatch__`` (wrapper subclasses made with
-  ``_make_wrapper_subclass``) are not supported; ``__torch_function__`` subclasses are.
+
+Tensor subclasses with a ``__torch_dispatch__`` classmethod take the same route when an op
+gets one of them (after the modes, as in PyTorch): ``ember.overrides`` sends the call here
+and each ATen call goes to ``cls.__torch_dispatch__(func, types, args, kwargs)``, whose
+``func(*args)`` on the tensors it unwraps runs the op. ``Tensor._make_wrapper_subclass(cls,
+size, strides=..., dtype=..., device=...)`` makes the instances of a wrapper subclass: the
+sizes, strides, dtype and device given, over a zero placeholder that the OS allocates lazily
+and that no op computes with (``item()`` and ``bool()`` dispatch ``_local_scalar_dense``;
+``tolist()``/``numpy()`` raise PyTorch's "doesn't have storage" error; ``repr`` shows the
+metadata unless the class defines its own). Where Ember differs: autograd does not record
+through a wrapper subclass (PyTorch's autograd sits above its ``__torch_dispatch__``), so
+wrapper subclasses serve inference (quantized or logging tensors), not training; and an
+Ember function without an ATen op, run as a composite, reaches the subclass only through the
+Ember ops it calls: where its kernel computes with the placeholder itself, that raises a
+RuntimeError naming the NumPy function (never zeros).
 """
 
 from __future__ import annotations
@@ -68,7 +81,8 @@ from .._tensor import Tensor
 from ..ops._aten import NUMBER_AS_TENSOR
 
 __all__ = ["TorchDispatchMode", "BaseTorchDispatchMode", "is_in_torch_dispatch_mode",
-           "is_traceable_wrapper_subclass", "_get_current_dispatch_mode",
+           "is_traceable_wrapper_subclass", "transform_subclass", "return_and_correct_aliasing",
+           "dispatch_subclasses", "_get_current_dispatch_mode",
            "_get_current_dispatch_mode_stack", "_push_mode", "_pop_mode",
            "_pop_mode_temporarily", "_disable_current_modes", "_len_torch_dispatch_stack"]
 
@@ -205,16 +219,41 @@ def _disable_current_modes():
 
 
 def is_traceable_wrapper_subclass(t) -> bool:
-    """False: Ember has no wrapper subclasses (``__tensor_flatten__`` subclasses)."""
-    return False
+    """Whether ``t`` is a wrapper subclass (``Tensor._make_wrapper_subclass``) whose class
+    defines ``__tensor_flatten__`` and ``__tensor_unflatten__``."""
+    from .._tensor import _WrapperPlaceholder
+
+    return isinstance(t, Tensor) and t._data.__class__ is _WrapperPlaceholder \
+        and hasattr(t, "__tensor_flatten__") and hasattr(type(t), "__tensor_unflatten__")
+
+
+def transform_subclass(t, callback, outer_size=None, outer_stride=None):
+    """A new instance of ``t``'s wrapper subclass with each inner tensor ``x`` named by
+    ``__tensor_flatten__`` replaced by ``callback(name, x)``."""
+    attrs, ctx = t.__tensor_flatten__()
+    inner = {a: callback(a, getattr(t, a)) for a in attrs}
+    return type(t).__tensor_unflatten__(inner, ctx, outer_size if outer_size is not None
+                                        else t.size(), outer_stride if outer_stride
+                                        is not None else t.stride())
+
+
+def return_and_correct_aliasing(func, args, kwargs, out):
+    """``out``: PyTorch makes a wrapper subclass's outputs alias its inputs' storage as the
+    op's schema says; a wrapper subclass here has no storage of its own to alias, and an
+    in-place op's handler returns the input it changed."""
+    return out
 
 
 # -- the bridge: a function mode that hands each call to the dispatch modes as ATen ----------
 
 def _call_handler(func, args: tuple, kwargs: dict):
     """Hand one ATen call to the innermost dispatch mode, with that mode off inside (the
-    next one, if any, then sees what its handler calls)."""
+    next one, if any, then sees what its handler calls); with no mode, to the
+    ``__torch_dispatch__`` of the Tensor subclasses among the arguments; with neither, run
+    it."""
     stack = _STATE.stack
+    if not stack:
+        return _call_subclasses(func, args, kwargs)
     mode = stack[-1]
     fstate = _ov._STATE
     saved = fstate.modes
@@ -230,6 +269,27 @@ def _call_handler(func, args: tuple, kwargs: dict):
     finally:
         _STATE.stack = stack
         fstate.modes = saved
+
+
+def _call_subclasses(func, args: tuple, kwargs: dict):
+    types = _ov._dispatch_types([a for a in _tensors(args, kwargs)
+                                 if getattr(type(a), "__torch_dispatch__", None) is not None])
+    if not types:
+        return func(*args, **kwargs)
+    for tp in types:
+        result = tp.__torch_dispatch__(func, tuple(types), args, kwargs)
+        if result is not NotImplemented:
+            return result
+    raise TypeError(f"Multiple dispatch failed for '{func}'; all __torch_dispatch__ handlers "
+                    f"returned NotImplemented:\n\n  - tensor subclass "
+                    + "\n  - tensor subclass ".join(str(t) for t in types))
+
+
+def dispatch_subclasses(func, args: tuple, kwargs: dict):
+    """Run a call of an Ember function whose arguments include Tensor subclasses with a
+    ``__torch_dispatch__`` (``ember.overrides.handle_torch_function`` sends them here): as
+    the ATen calls a dispatch mode would see, each handed to their ``__torch_dispatch__``."""
+    return _route(func, args, kwargs or {})
 
 
 def _tensors(args, kwargs):
@@ -249,20 +309,28 @@ class _Bridge(_ov.TorchFunctionMode):
         kwargs = kwargs or {}
         if not _STATE.stack:
             return func(*args, **kwargs)
-        name = getattr(func, "__name__", "")
-        if name in _NOT_DISPATCHED:
-            return func(*args, **kwargs)
-        lower = _LOWERINGS.get(name)
-        if lower is not None:
-            return lower(func, args, kwargs)
-        call = _aten_call(func, _ALIASES.get(name, name), args, kwargs)
-        if call is None:
-            return _composite(func, args, kwargs)
-        overload, a, kw = call
-        return _ember_result(name, _call_handler(overload, a, kw))
+        return _route(func, args, kwargs)
 
 
 _BRIDGE = _Bridge()
+
+
+def _route(func, args: tuple, kwargs: dict):
+    """An Ember function's call as ATen calls, each handed to ``_call_handler``."""
+    name = getattr(func, "__name__", "")
+    if name in _NOT_DISPATCHED:
+        if _STATE.stack:
+            return func(*args, **kwargs)
+        with _ov.DisableTorchFunctionSubclass():  # (a subclass: read its own metadata)
+            return func(*args, **kwargs)
+    lower = _LOWERINGS.get(name)
+    if lower is not None:
+        return lower(func, args, kwargs)
+    call = _aten_call(func, _ALIASES.get(name, name), args, kwargs)
+    if call is None:
+        return _composite(func, args, kwargs)
+    overload, a, kw = call
+    return _ember_result(name, _call_handler(overload, a, kw))
 
 
 def _composite(func, args, kwargs):
@@ -270,7 +338,7 @@ def _composite(func, args, kwargs):
     composite ops decompose into the ops they call)."""
     fstate = _ov._STATE
     saved = fstate.modes
-    fstate.modes = (_BRIDGE,)
+    fstate.modes = (_BRIDGE,) if _STATE.stack else ()
     try:
         return _ov._skip_one_hop_torch_function(func, (), args, kwargs)
     finally:
@@ -615,16 +683,23 @@ def _contiguous(func, args, kwargs):
 
 
 class _disable_bridge:
-    """Run a call with no mode of this thread's function-mode stack on (the bridge is at its
-    bottom, under every user mode: inside a handler the stack above it is already off)."""
+    """Run a call with no function dispatch at all (no mode of this thread's stack, no
+    subclass): the lowerings' probes of what a call would give (the bridge is at the
+    stack's bottom, under every user mode: inside a handler the stack above is off)."""
 
     def __enter__(self):
+        from .._tensor import PLACEHOLDER_PROBE
+
         fstate = _ov._STATE
-        self.saved = fstate.modes
+        self.saved = fstate.modes, fstate.all_disabled, PLACEHOLDER_PROBE.on
         fstate.modes = ()
+        fstate.all_disabled = True  # (and no subclass's dispatch: the call is a probe)
+        PLACEHOLDER_PROBE.on = True  # (a wrapper subclass's placeholder may be computed)
 
     def __exit__(self, *exc):
-        _ov._STATE.modes = self.saved
+        from .._tensor import PLACEHOLDER_PROBE
+
+        _ov._STATE.modes, _ov._STATE.all_disabled, PLACEHOLDER_PROBE.on = self.saved
         return False
 
 
