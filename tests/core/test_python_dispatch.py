@@ -495,3 +495,44 @@ def test_flatten_helpers():
     assert is_traceable_wrapper_subclass(p) and not is_traceable_wrapper_subclass(ember.ones(1))
     q = transform_subclass(p, lambda name, t: t + (1 if name == "a" else 2))
     assert type(q) is Pair and q.a.tolist() == [2.0, 2.0] and q.b.tolist() == [2.0, 2.0]
+
+
+def test_plain_subclass_keeps_autograd_through_its_handler():
+    from ember.utils._pytree import tree_map
+
+    class Tagged(ember.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            def unwrap(t):
+                return t.as_subclass(ember.Tensor) if isinstance(t, Tagged) else t
+
+            return func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {}))
+
+    w = ember.tensor([1.0, 2.0], requires_grad=True)
+    t = w.as_subclass(Tagged)
+    loss = (t * t).sum()
+    assert type(loss) is Tagged
+    loss.backward()
+    assert w.grad.tolist() == [2.0, 4.0]
+
+
+def test_c_level_stack_helpers():
+    from ember import _C
+
+    class Opt(ember.Tensor):
+        __torch_dispatch__ = _C._disabled_torch_dispatch_impl
+
+    t = ember.ones(2).as_subclass(Opt)
+    assert not overrides.has_torch_dispatch(Opt) and (t + 1).tolist() == [2.0, 2.0]
+    m = Log()
+    assert _C._len_torch_dispatch_stack() == 0
+    _C._push_on_torch_dispatch_stack(m)
+    try:
+        assert _C._len_torch_dispatch_stack() == 1 and _C._get_dispatch_stack_at(0) is m
+        assert _C._len_torch_function_stack() == 0  # (the internal bridge is not counted)
+        assert not _C._is_torch_function_mode_enabled()
+        with overrides.BaseTorchFunctionMode():
+            assert _C._len_torch_function_stack() == 1
+    finally:
+        assert _C._pop_torch_dispatch_stack() is m
+    assert overrides._STATE.modes == ()

@@ -244,16 +244,56 @@ def _is_torch_function_all_disabled() -> bool:
     return _overrides._STATE.all_disabled is True
 
 
+def _user_function_modes() -> list:
+    """This thread's ``TorchFunctionMode``s, less the internal one under them while a
+    ``TorchDispatchMode`` is on (``ember.utils._python_dispatch``)."""
+    return [m for m in _overrides._STATE.modes if not getattr(m, "_ember_internal", False)]
+
+
 def _is_torch_function_mode_enabled() -> bool:
     """Whether a ``TorchFunctionMode`` is on this thread's stack and not disabled."""
-    state = _overrides._STATE
-    return bool(state.modes) and state.all_disabled is not True
+    return bool(_user_function_modes()) and _overrides._STATE.all_disabled is not True
 
 
 def _len_torch_function_stack() -> int:
     """How many ``TorchFunctionMode``s this thread has entered (a mode's own handler does
     not count itself: it is off while it runs)."""
-    return len(_overrides._STATE.modes)
+    return len(_user_function_modes())
+
+
+_disabled_torch_dispatch_impl = _overrides._disabled_torch_dispatch_impl
+
+
+def _len_torch_dispatch_stack() -> int:
+    """How many ``TorchDispatchMode``s this thread has on (``ember.utils._python_dispatch``)."""
+    from .utils import _python_dispatch
+
+    return _python_dispatch._len_torch_dispatch_stack()
+
+
+def _get_dispatch_stack_at(i: int):
+    """This thread's ``i``-th ``TorchDispatchMode``, outermost first."""
+    from .utils import _python_dispatch
+
+    return _python_dispatch._STATE.stack[i]
+
+
+def _push_on_torch_dispatch_stack(mode) -> None:
+    from .utils import _python_dispatch
+
+    _python_dispatch._push_mode(mode)
+
+
+def _pop_torch_dispatch_stack(mode_key=None):
+    from .utils import _python_dispatch
+
+    return _python_dispatch._pop_mode(mode_key)
+
+
+def _get_dispatch_mode(key=None):
+    """None: Ember's dispatch modes have no keys (``_get_current_dispatch_mode`` gives the
+    innermost one)."""
+    return None
 
 
 class PyTorchFileReader:

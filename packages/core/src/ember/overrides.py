@@ -148,13 +148,27 @@ def _overrides(tp) -> bool:
         return False
     func = getattr(impl, "__func__", impl)
     return (func is not _run_undispatched and func is not _disabled_torch_function_impl
-            or getattr(tp, "__torch_dispatch__", None) is not None) and tp is not Tensor
+            or has_torch_dispatch(tp)) and tp is not Tensor
+
+
+def _disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
+    """PyTorch's ``torch._C._disabled_torch_dispatch_impl``: as a class's
+    ``__torch_dispatch__`` it opts the class out of it (its ops run on its own data); called
+    directly it runs ``func``."""
+    return func(*args, **(kwargs or {}))
+
+
+def has_torch_dispatch(tp) -> bool:
+    """Whether Tensor subclass ``tp`` defines a ``__torch_dispatch__`` of its own."""
+    impl = getattr(tp, "__torch_dispatch__", None)
+    return impl is not None and getattr(impl, "__func__", impl) \
+        is not _disabled_torch_dispatch_impl
 
 
 def _dispatch_only(tp) -> bool:
     """Whether ``tp`` takes part through ``__torch_dispatch__`` alone: its
     ``__torch_function__`` is disabled or Tensor's default (which would run the op)."""
-    if getattr(tp, "__torch_dispatch__", None) is None:
+    if not has_torch_dispatch(tp):
         return False
     func = getattr(tp.__torch_function__, "__func__", tp.__torch_function__)
     return func is _run_undispatched or func is _disabled_torch_function_impl \

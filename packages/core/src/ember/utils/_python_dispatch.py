@@ -273,7 +273,7 @@ def _call_handler(func, args: tuple, kwargs: dict):
 
 def _call_subclasses(func, args: tuple, kwargs: dict):
     types = _ov._dispatch_types([a for a in _tensors(args, kwargs)
-                                 if getattr(type(a), "__torch_dispatch__", None) is not None])
+                                 if _ov.has_torch_dispatch(type(a))])
     if not types:
         return func(*args, **kwargs)
     for tp in types:
@@ -301,9 +301,11 @@ def _tensors(args, kwargs):
 
 
 class _Bridge(_ov.TorchFunctionMode):
-    """The function mode under every ``TorchFunctionMode`` while a dispatch mode is on."""
+    """The function mode under every ``TorchFunctionMode`` while a dispatch mode is on (an
+    internal mode: ``torch._C._len_torch_function_stack`` does not count it)."""
 
     _ember_reads_types = False
+    _ember_internal = True
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
