@@ -536,3 +536,52 @@ def test_c_level_stack_helpers():
     finally:
         assert _C._pop_torch_dispatch_stack() is m
     assert overrides._STATE.modes == ()
+
+
+def _q8_class(detach_keeps_class: bool):
+    from ember.utils._pytree import tree_map
+
+    class Q8(ember.Tensor):
+        @staticmethod
+        def __new__(cls, q, scale):
+            return ember.Tensor._make_wrapper_subclass(cls, q.shape, dtype=ember.float32,
+                                                       device=q.device)
+
+        def __init__(self, q, scale):
+            self.q, self.scale = q, scale
+
+        __torch_function__ = ember._C._disabled_torch_function_impl
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            if func is aten.detach.default and detach_keeps_class:
+                return Q8(args[0].q, args[0].scale)
+
+            def deq(t):
+                return t.q.float() * t.scale if isinstance(t, Q8) else t
+
+            return func(*tree_map(deq, args), **tree_map(deq, kwargs or {}))
+
+    return Q8
+
+
+def test_quantized_weight_subclass_in_a_module():
+    Q8 = _q8_class(True)
+    ember.manual_seed(0)
+    w = ember.randn(4, 3)
+    scale = w.abs().max() / 127
+    qw = Q8((w / scale).round().to(ember.int8), scale)
+    lin = ember.nn.Linear(3, 4, bias=False)
+    lin.weight = ember.nn.Parameter(qw, requires_grad=False)
+    assert isinstance(lin.weight, Q8) and isinstance(lin.weight, ember.nn.Parameter)
+    assert not lin.weight.requires_grad and lin.weight.q is qw.q
+    x = ember.randn(2, 3, requires_grad=True)
+    y = lin(x)
+    deq = qw.q.float() * scale
+    np.testing.assert_allclose(y.detach().numpy(), (x.detach() @ deq.T).numpy(), rtol=1e-6)
+    y.sum().backward()  # the activation's gradient flows through the handler's own ops
+    np.testing.assert_allclose(x.grad.numpy(), deq.sum(0).expand(2, 3).numpy(), rtol=1e-6)
+    Lossy = _q8_class(False)
+    with pytest.raises(RuntimeError, match="requires that detach\\(\\) returns an instance of "
+                                           "the same type, but return type Tensor"):
+        ember.nn.Parameter(Lossy(qw.q, scale), requires_grad=False)

@@ -30,10 +30,18 @@ class Parameter(Tensor):
         if requires_grad and not (data.is_floating_point() or data.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
-        if getattr(type(data), "_ember_wrapper_subclass", False) or (
+        if _keeps_class(type(data)) or (
                 type(data) is not Tensor and data.layout is not ember.strided):
-            # a DTensor stays a DTensor, a sparse tensor sparse (``SparseTensor``)
+            # a DTensor stays a DTensor, a sparse tensor sparse (``SparseTensor``), a
+            # subclass with a ``__torch_dispatch__`` (a quantized weight) that subclass
             t = data.detach()
+            if type(t) is not type(data):  # (a __torch_dispatch__ that loses the class)
+                raise RuntimeError(
+                    f"Creating a Parameter from an instance of type {type(data).__name__} "
+                    "requires that detach() returns an instance of the same type, but return "
+                    f"type {type(t).__name__} was found instead. To use the type as a "
+                    "Parameter, please correct the detach() semantics defined by its "
+                    "__torch_dispatch__() implementation.")
             t.__class__ = _parameter_class(type(data))
             t.requires_grad_(requires_grad)
             return t
@@ -63,13 +71,27 @@ class Parameter(Tensor):
 _PARAMETER_CLASSES: dict = {}
 
 
+def _keep_initialised(self, *args, **kwargs) -> None:
+    pass
+
+
+def _keeps_class(tp) -> bool:
+    """Whether a parameter made of a ``tp`` stays a ``tp`` (a class deriving from both):
+    Ember's wrapper subclasses (DTensor) and Tensor subclasses with a ``__torch_dispatch__``,
+    as PyTorch keeps a custom tensor's class and marks it as a parameter."""
+    return getattr(tp, "_ember_wrapper_subclass", False) or ember.overrides.has_torch_dispatch(tp)
+
+
 def _parameter_class(base: type) -> type:
     """``base`` (a wrapper subclass such as DTensor) and Parameter in one class, named as
     ``base``: its methods and dispatch come first."""
     cls = _PARAMETER_CLASSES.get(base)
     if cls is None:
-        body = {"__module__": base.__module__, "__qualname__": base.__qualname__}
-        if not getattr(base, "_ember_wrapper_subclass", False):
+        # (``Parameter(data)`` returns the detached ``data`` recast: ``base.__init__``, whose
+        # arguments are the subclass's own, must not run again on it)
+        body = {"__module__": base.__module__, "__qualname__": base.__qualname__,
+                "__init__": _keep_initialised}
+        if not _keeps_class(base):
             # a sparse parameter prints, copies and pickles as a Parameter
             body["__repr__"] = lambda self: "Parameter containing:\n" + base.__repr__(self)
             body["__reduce_ex__"] = Parameter.__reduce_ex__
