@@ -255,7 +255,8 @@ _SAME_AS_TORCH = [
     "F.max_pool2d(img, 2)", "F.avg_pool2d(img, 2)", "F.adaptive_avg_pool2d(img, 1)",
     "F.mse_loss(x, y)", "F.gelu(x)", "F.silu(x)", "F.log_softmax(x, -1)",
     "F.dropout(x, 0.5, training=False)", "torch.bmm(x3, x3.transpose(1, 2))", "x3 @ w.T",
-    "x @ w[0]", "F.pad(x, (1, 1))", "x.mean()", "x.std()", "x.expand_as(x3)"]
+    "x @ w[0]", "F.pad(x, (1, 1))", "x.mean()", "x.std()", "x.expand_as(x3)", "x.mT",
+    "x3.mT", "x.mH", "x.adjoint()"]
 
 
 def _trace(t, mode_cls, programs):

@@ -940,6 +940,15 @@ def _cross_entropy(func, args, kwargs):
     return _composite(func, args, kwargs)
 
 
+def _matrix_transpose(func, args, kwargs):
+    """``mT`` (and ``mH``, ``adjoint()`` of a real tensor) as PyTorch's composite:
+    ``transpose.int(x, -2, -1)``."""
+    x = args[0] if len(args) == 1 and not kwargs else None
+    if isinstance(x, Tensor) and x.dim() >= 2 and not x.is_complex():
+        return _h("transpose", "int", x, -2, -1)
+    return _mapped(func, getattr(func, "__name__", ""), args, kwargs)
+
+
 def _expand_as(func, args, kwargs):
     x, other = (*args, *kwargs.values())[:2]
     if isinstance(x, Tensor) and isinstance(other, Tensor):
@@ -955,7 +964,9 @@ _LOWERINGS = {"linear": _linear, "conv1d": _conv, "conv2d": _conv, "conv3d": _co
               "max_pool3d": _first(None, "max_pool3d", _max_pool(3)),
               "adaptive_avg_pool2d": _adaptive_avg_pool2d, "embedding": _embedding,
               "pad": _pad, "expand_as": _expand_as, "chunk": _chunk,
-              "cross_entropy": _cross_entropy, "matmul": _matmul, "__matmul__": _matmul,
+              "cross_entropy": _cross_entropy, "mT": _matrix_transpose,
+              "mH": _matrix_transpose, "adjoint": _matrix_transpose, "matmul": _matmul,
+              "__matmul__": _matmul,
               "__rtruediv__": _rtruediv, "reshape": _reshape, "flatten": _reshape,
               "softmax": _softmax, "log_softmax": _softmax, "__getitem__": _getitem,
               "__setitem__": _setitem, "__rpow__": _rpow, "contiguous": _contiguous,
