@@ -586,3 +586,55 @@ def test_quantized_weight_subclass_in_a_module():
     with pytest.raises(RuntimeError, match="requires that detach\\(\\) returns an instance of "
                                            "the same type, but return type Tensor"):
         ember.nn.Parameter(Lossy(qw.q, scale), requires_grad=False)
+
+
+def test_wrapper_weight_through_module_conversion_and_load_state_dict():
+    # the pattern of PyTorch's swap_tensors recipe: a wrapper subclass that implements only
+    # detach and _to_copy, a __torch_function__ that runs the rest with subclass dispatch
+    # off (which still reaches __torch_dispatch__, as in PyTorch), and module_load
+    nn = ember.nn
+
+    class QW(ember.Tensor):
+        @staticmethod
+        def __new__(cls, elem, scale):
+            return ember.Tensor._make_wrapper_subclass(
+                cls, elem.shape, dtype=elem.dtype, device=elem.device, strides=elem.stride(),
+                storage_offset=elem.storage_offset())
+
+        def __init__(self, elem, scale):
+            self.elem, self.scale = elem, scale
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args, kwargs):
+            if func in (aten.detach.default, aten._to_copy.default):
+                return cls(func(args[0].elem, *args[1:], **kwargs), args[0].scale)
+            raise NotImplementedError(f"Unsupported function {func}")
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func is ember.Tensor.module_load:
+                return QW(args[1], args[0].scale)
+            with ember._C.DisableTorchFunctionSubclass():
+                return func(*args, **kwargs)
+
+    try:
+        ember.__future__.set_swap_module_params_on_conversion(True)
+        m = nn.Linear(3, 5)
+        m.weight = nn.Parameter(QW(m.weight.detach(), 0.5))
+        wid = id(m.weight)
+        m.bfloat16()
+        assert id(m.weight) == wid and type(m.weight).__name__ == "QW"
+        assert m.weight.dtype == ember.bfloat16 and m.weight.elem.dtype == ember.bfloat16
+        with pytest.raises(NotImplementedError, match="Unsupported function aten.add.Tensor"):
+            m.weight + 1
+        with ember.device("meta"):
+            m = nn.Linear(3, 5)
+        m.weight = nn.Parameter(QW(m.weight.detach(), 0.5), requires_grad=False)
+        sd = nn.Linear(3, 5).state_dict()
+        m.load_state_dict(sd, assign=True)
+        assert type(m.weight).__name__ == "QW" and m.weight.scale == 0.5
+        np.testing.assert_array_equal(m.weight.elem.numpy(), sd["weight"].numpy())
+        assert m.bias.device.type != "meta"
+    finally:
+        ember.__future__.set_swap_module_params_on_conversion(False)

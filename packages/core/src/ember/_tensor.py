@@ -169,9 +169,9 @@ class Tensor:
                             "from Tensor is not possible. Make sure your class inherits from "
                             "Tensor.")
         from .ops.views import alias
-        from .overrides import DisableTorchFunctionSubclass
+        from .overrides import DisableTorchFunction
 
-        with DisableTorchFunctionSubclass():  # (PyTorch's as_subclass dispatches nothing: a
+        with DisableTorchFunction():  # (PyTorch's as_subclass dispatches nothing: a
             out = alias(self)  # __torch_dispatch__ that unwraps with it must not recurse)
         if cls is not Tensor:
             out.__class__ = cls

@@ -182,8 +182,8 @@ def _is_relevant(x) -> bool:
     tp = type(x)
     if tp is Tensor or tp in _PLAIN:
         return False
-    if _STATE.subclass_disabled:  # every overriding type, Tensor or not, as in PyTorch
-        return False
+    if _STATE.subclass_disabled:  # every overriding type, Tensor or not, as in PyTorch;
+        return has_torch_dispatch(tp)  # __torch_dispatch__ is below __torch_function__
     return _overrides(tp)
 
 
@@ -254,7 +254,8 @@ def handle_torch_function(public_api: Callable, relevant_args, *args, **kwargs):
         return _call_mode(public_api, args, kwargs)
     types = _dispatch_types([a for a in relevant_args if _is_relevant(a)])
     for tp in types:
-        if _dispatch_only(tp):  # its ops go to the __torch_dispatch__ of the subclasses
+        if _dispatch_only(tp) or _STATE.subclass_disabled:  # its ops go to the
+            # __torch_dispatch__ of the subclasses (inside DisableTorchFunctionSubclass too)
             from .utils._python_dispatch import dispatch_subclasses
 
             result = dispatch_subclasses(public_api, args, kwargs)

@@ -323,7 +323,7 @@ def _route(func, args: tuple, kwargs: dict):
     if name in _NOT_DISPATCHED:
         if _STATE.stack:
             return func(*args, **kwargs)
-        with _ov.DisableTorchFunctionSubclass():  # (a subclass: read its own metadata)
+        with _ov.DisableTorchFunction():  # (a subclass: read its own metadata)
             return func(*args, **kwargs)
     lower = _LOWERINGS.get(name)
     if lower is not None:

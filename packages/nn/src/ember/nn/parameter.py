@@ -43,6 +43,7 @@ class Parameter(Tensor):
                     "Parameter, please correct the detach() semantics defined by its "
                     "__torch_dispatch__() implementation.")
             t.__class__ = _parameter_class(type(data))
+            t._ember_recast = True  # (see _init_once)
             t.requires_grad_(requires_grad)
             return t
         return Tensor._make_subclass(cls, data, requires_grad)
@@ -71,8 +72,15 @@ class Parameter(Tensor):
 _PARAMETER_CLASSES: dict = {}
 
 
-def _keep_initialised(self, *args, **kwargs) -> None:
-    pass
+def _init_once(base: type):
+    """The ``__init__`` of a parameter class made from ``base``: ``base``'s, except on the
+    object ``Parameter(data)`` returns (``data`` detached and recast, initialised already:
+    Python calls ``__init__`` on it with ``Parameter``'s arguments, not ``base``'s)."""
+    def __init__(self, *args, **kwargs):
+        if self.__dict__.pop("_ember_recast", False):
+            return
+        base.__init__(self, *args, **kwargs)
+    return __init__
 
 
 def _keeps_class(tp) -> bool:
@@ -87,10 +95,8 @@ def _parameter_class(base: type) -> type:
     ``base``: its methods and dispatch come first."""
     cls = _PARAMETER_CLASSES.get(base)
     if cls is None:
-        # (``Parameter(data)`` returns the detached ``data`` recast: ``base.__init__``, whose
-        # arguments are the subclass's own, must not run again on it)
         body = {"__module__": base.__module__, "__qualname__": base.__qualname__,
-                "__init__": _keep_initialised}
+                "__init__": _init_once(base)}
         if not _keeps_class(base):
             # a sparse parameter prints, copies and pickles as a Parameter
             body["__repr__"] = lambda self: "Parameter containing:\n" + base.__repr__(self)
