@@ -440,6 +440,17 @@ def _aten_call(func, name: str, args: tuple, kwargs: dict):
         call = _pick(overloads, sig, bound, name, fill)
         if call is not None:
             return call
+    if not sigs:  # ``x.uniform_(-b, b)``: a method taking ``*args``, in the schema's order
+        for op in overloads:
+            params = [p for p in op.schema.arguments if not p.kwarg_only]
+            if len(args) > len(params) or any(k not in {p.name for p in op.schema.arguments}
+                                               for k in kwargs):
+                continue
+            bound = {**{p.name: v for p, v in zip(params, args)}, **kwargs}
+            for wrap in (False, True):
+                fitted = _fit(op.schema, bound, None, wrap, fill)
+                if fitted is not None:
+                    return (op.overload, *fitted)
     return None
 
 
