@@ -256,7 +256,8 @@ _SAME_AS_TORCH = [
     "F.mse_loss(x, y)", "F.gelu(x)", "F.silu(x)", "F.log_softmax(x, -1)",
     "F.dropout(x, 0.5, training=False)", "torch.bmm(x3, x3.transpose(1, 2))", "x3 @ w.T",
     "x @ w[0]", "F.pad(x, (1, 1))", "x.mean()", "x.std()", "x.expand_as(x3)", "x.mT",
-    "x3.mT", "x.mH", "x.adjoint()"]
+    "x3.mT", "x.mH", "x.adjoint()", "x.uniform_(0, 2)", "x.normal_()", "x.random_(0, 5)",
+    "x.random_(5)", "x.bernoulli_(0.3)", "x.exponential_()"]
 
 
 def _trace(t, mode_cls, programs):
