@@ -185,13 +185,14 @@ def test_indexing_is_lowered_and_values_are_kept():
     assert log.calls == [
         "aten.slice.Tensor(T(4, 3), 0, 1, 3)", "aten.select.int(T(2, 3), 1, 0)",
         "aten.unsqueeze.default(T(4, 3), 0)", "aten.select.int(T(1, 4, 3), 2, 2)",
-        "aten.index.Tensor(T(4, 3), [T(2,)])", "aten.clone.default(T(4, 3))",
+        "aten.lift_fresh.default(T(2,))", "aten.index.Tensor(T(4, 3), [T(2,)])",
+        "aten.clone.default(T(4, 3))",
         "aten.select.int(T(4, 3), 0, 0)", "aten.fill_.Scalar(T(3,), 7.0)",
         "aten.zeros.default([2], device=device(D), pin_memory=False)",
         "aten.select.int(T(4, 3), 0, 1)", "aten.slice.Tensor(T(3,), 0, 1, 9223372036854775807)",
         "aten.copy_.default(T(2,), T(2,))",
         "aten.ones.default([1, 3], device=device(D), pin_memory=False)",
-        "aten.index_put_.default(T(4, 3), [T(1,)], T(1, 3))"]
+        "aten.lift_fresh.default(T(1,))", "aten.index_put_.default(T(4, 3), [T(1,)], T(1, 3))"]
     ref = np.arange(12.0).reshape(4, 3)
     np.testing.assert_array_equal(a.numpy(), ref[1:3, 0])
     np.testing.assert_array_equal(b.numpy(), ref[None, ..., 2])
@@ -257,7 +258,9 @@ _SAME_AS_TORCH = [
     "F.dropout(x, 0.5, training=False)", "torch.bmm(x3, x3.transpose(1, 2))", "x3 @ w.T",
     "x @ w[0]", "F.pad(x, (1, 1))", "x.mean()", "x.std()", "x.expand_as(x3)", "x.mT",
     "x3.mT", "x.mH", "x.adjoint()", "x.uniform_(0, 2)", "x.normal_()", "x.random_(0, 5)",
-    "x.random_(5)", "x.bernoulli_(0.3)", "x.exponential_()"]
+    "x.random_(5)", "x.bernoulli_(0.3)", "x.exponential_()", "torch.arange(5)",
+    "torch.arange(1, 5)", "torch.arange(0, 5, 2, dtype=torch.float64)", "x[torch.tensor([0, 2])]",
+    "x.index_select(0, torch.tensor([0]))"]
 
 
 def _trace(t, mode_cls, programs):

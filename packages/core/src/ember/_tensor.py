@@ -79,6 +79,9 @@ def _check_probe(what) -> None:
             "__torch_dispatch__ (see ember.utils._python_dispatch)")
 
 
+#: the largest placeholder with the strides given (its zeros are allocated lazily, but an
+#: allocation beyond memory may be refused): a larger one is one zero, reported contiguous
+_PLACEHOLDER_BYTES = 1 << 30
 _NO_STORAGE = RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
 
@@ -214,9 +217,13 @@ class Tensor:
         strides = tuple(int(st) for st in strides)
         offset = int(storage_offset or 0)
         extent = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) if all(shape) else 0
-        buf = np.zeros(max(offset + extent, int(storage_size or 0), 1), dt)
-        arr = np.lib.stride_tricks.as_strided(buf[offset:], shape,
-                                              tuple(st * dt.itemsize for st in strides))
+        n = max(offset + extent, int(storage_size or 0), 1)
+        if n * dt.itemsize <= _PLACEHOLDER_BYTES:
+            buf = np.zeros(n, dt)
+            arr = np.lib.stride_tricks.as_strided(buf[offset:], shape,
+                                                  tuple(st * dt.itemsize for st in strides))
+        else:  # (a fake 7B model's weights: one element, its strides reported contiguous,
+            arr = np.broadcast_to(np.zeros((), dt), shape)  # as a meta tensor's are)
         arr = arr.view(_WrapperPlaceholder)
         arr.flags.writeable = False
         t = _new(cls)
@@ -278,7 +285,8 @@ class Tensor:
         gives zeros."""
         arr = self._data
         strides = tuple(s // arr.itemsize for s in arr.strides)
-        if not any(strides) and (not arr.size or self._device.type == "meta"):
+        if not any(strides) and (not arr.size or self._device.type == "meta"
+                                 or arr.__class__ is _WrapperPlaceholder):
             strides = _contiguous_strides(arr.shape)  # meta tensors: see ember._meta
         elif 0 in strides and 1 in arr.shape:
             strides = _mf.unit_dim_strides(arr.shape, strides)
@@ -321,7 +329,8 @@ class Tensor:
         """Whether the elements lie densely in ``memory_format``'s order (C order by default;
         ``ember.channels_last``: NHWC memory under the NCHW shape)."""
         if memory_format is _CONTIGUOUS:
-            return bool(self._data.flags.c_contiguous) or self._device.type == "meta"
+            return bool(self._data.flags.c_contiguous) or self._device.type == "meta" or (
+                self._data.__class__ is _WrapperPlaceholder and not any(self._data.strides))
         return _mf.is_contiguous(self._data, _mf.check(memory_format, "is_contiguous"))
 
     def contiguous(self, *, memory_format=_CONTIGUOUS):

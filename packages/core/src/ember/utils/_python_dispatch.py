@@ -76,6 +76,7 @@ import threading
 import warnings
 
 from .. import overrides as _ov
+from .._library.ops import OpOverload
 from .._library.schema import FunctionSchema
 from .._tensor import Tensor
 from ..ops._aten import NUMBER_AS_TENSOR
@@ -319,11 +320,13 @@ _BRIDGE = _Bridge()
 
 def _route(func, args: tuple, kwargs: dict):
     """An Ember function's call as ATen calls, each handed to ``_call_handler``."""
+    if isinstance(func, OpOverload):  # ``aten.add.Tensor(x, y)`` (or a library op) called
+        return _call_handler(func, args, kwargs)  # itself: in its schema's form already
     name = getattr(func, "__name__", "")
     if name in _NOT_DISPATCHED:
-        if _STATE.stack:
+        if not any(_ov.has_torch_dispatch(type(a)) for a in _tensors(args, kwargs)):
             return func(*args, **kwargs)
-        with _ov.DisableTorchFunction():  # (a subclass: read its own metadata)
+        with _ov.DisableTorchFunction():  # (a __torch_dispatch__ subclass: its own metadata)
             return func(*args, **kwargs)
     lower = _LOWERINGS.get(name)
     if lower is not None:
@@ -960,6 +963,45 @@ def _matrix_transpose(func, args, kwargs):
     return _mapped(func, getattr(func, "__name__", ""), args, kwargs)
 
 
+def _arange(func, args, kwargs):
+    """``arange(end)``, ``arange(start, end)``, ``arange(start, end, step)`` as the ATen
+    overload of that form (``default``, ``start``, ``start_step``)."""
+    rest = {k: v for k, v in kwargs.items() if k not in ("start", "end", "step")}
+    names = {1: ("end",), 2: ("start", "end"), 3: ("start", "end", "step")}.get(len(args))
+    if names is None or rest.get("out") is not None or rest.get("requires_grad"):
+        return _mapped(func, "arange", args, kwargs)
+    bound = dict(zip(names, args))
+    bound.update({k: kwargs[k] for k in ("start", "end", "step") if k in kwargs})
+    if "end" not in bound:
+        return _mapped(func, "arange", args, kwargs)
+    if bound.get("step", 1) == 1 and "step" in bound and len(args) < 3:
+        del bound["step"]
+    overload = ("start_step" if "step" in bound else "start" if "start" in bound
+                else "default")
+    bound.update({k: v for k, v in rest.items() if k != "requires_grad"})
+    from .. import get_default_device
+
+    schema = _op("arange", overload)._schema
+    fitted = _fit(schema, bound, None, False, {"device": get_default_device(),
+                                               "pin_memory": False})
+    if fitted is None:
+        return _mapped(func, "arange", args, kwargs)
+    return _call_handler(_op("arange", overload), *fitted)
+
+
+def _tensor_factory(func, args, kwargs):
+    """``ember.tensor(data)`` as PyTorch runs it: the tensor made from the data, then
+    ``aten.lift_fresh`` handed to the dispatch modes (a fake mode makes it fake there)."""
+    with _disable_bridge():
+        t = func(*args, **kwargs)
+    if not isinstance(t, Tensor):
+        return t
+    out = _call_handler(_op("lift_fresh"), (t,), {})
+    if isinstance(out, Tensor) and t.requires_grad and not out.requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
 def _expand_as(func, args, kwargs):
     x, other = (*args, *kwargs.values())[:2]
     if isinstance(x, Tensor) and isinstance(other, Tensor):
@@ -975,7 +1017,8 @@ _LOWERINGS = {"linear": _linear, "conv1d": _conv, "conv2d": _conv, "conv3d": _co
               "max_pool3d": _first(None, "max_pool3d", _max_pool(3)),
               "adaptive_avg_pool2d": _adaptive_avg_pool2d, "embedding": _embedding,
               "pad": _pad, "expand_as": _expand_as, "chunk": _chunk,
-              "cross_entropy": _cross_entropy, "mT": _matrix_transpose,
+              "cross_entropy": _cross_entropy, "mT": _matrix_transpose, "arange": _arange,
+              "tensor": _tensor_factory,
               "mH": _matrix_transpose, "adjoint": _matrix_transpose, "matmul": _matmul,
               "__matmul__": _matmul,
               "__rtruediv__": _rtruediv, "reshape": _reshape, "flatten": _reshape,
