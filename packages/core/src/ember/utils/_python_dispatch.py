@@ -79,7 +79,7 @@ from .. import overrides as _ov
 from .._library.ops import OpOverload
 from .._library.schema import FunctionSchema
 from .._tensor import Tensor
-from ..ops._aten import NUMBER_AS_TENSOR
+from ..ops._aten import _FACTORY_MODULES, _NUMBERS, NUMBER_AS_TENSOR
 
 __all__ = ["TorchDispatchMode", "BaseTorchDispatchMode", "is_in_torch_dispatch_mode",
            "is_traceable_wrapper_subclass", "transform_subclass", "return_and_correct_aliasing",
@@ -491,10 +491,6 @@ def _pick(overloads, sig, bound: dict, name: str, fill):
 #: the overload PyTorch's binding picks where several take the arguments
 _PREFERRED = {"var": "correction", "std": "correction", "var_mean": "correction",
               "std_mean": "correction"}
-_FACTORY_MODULES = ("ember._factory", "ember._creation", "ember._random")
-
-
-_NUMBERS = (bool, int, float, complex)
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 #: ATen argument name -> the names Ember's functions (as PyTorch's Python API) give it
 _ALT_NAMES = {"self": ("input", "tensor"), "input": ("self",),
@@ -865,7 +861,7 @@ def _conv(func, args, kwargs):
     return _mapped(func, name, args, kwargs)
 
 
-def _first(_unused, name, lowered):
+def _first(name, lowered):
     """A lowering whose ATen op returns several results, of which the call is the first."""
     def lower(f, args, kwargs):
         b = _bound(f, args, kwargs)
@@ -1010,11 +1006,11 @@ def _expand_as(func, args, kwargs):
 
 
 _LOWERINGS = {"linear": _linear, "conv1d": _conv, "conv2d": _conv, "conv3d": _conv,
-              "layer_norm": _first(None, "layer_norm", _layer_norm_call),
-              "batch_norm": _first(None, "batch_norm", _batch_norm_call),
-              "max_pool1d": _first(None, "max_pool1d", _max_pool(1)),
-              "max_pool2d": _first(None, "max_pool2d", _max_pool(2)),
-              "max_pool3d": _first(None, "max_pool3d", _max_pool(3)),
+              "layer_norm": _first("layer_norm", _layer_norm_call),
+              "batch_norm": _first("batch_norm", _batch_norm_call),
+              "max_pool1d": _first("max_pool1d", _max_pool(1)),
+              "max_pool2d": _first("max_pool2d", _max_pool(2)),
+              "max_pool3d": _first("max_pool3d", _max_pool(3)),
               "adaptive_avg_pool2d": _adaptive_avg_pool2d, "embedding": _embedding,
               "pad": _pad, "expand_as": _expand_as, "chunk": _chunk,
               "cross_entropy": _cross_entropy, "mT": _matrix_transpose, "arange": _arange,
